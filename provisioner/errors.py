@@ -1,0 +1,41 @@
+"""User-facing errors: one clear sentence, a hint, and the exit code the CLI returns."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
+EXIT_BAD_INPUT = 2
+EXIT_NO_PLAN = 3
+
+
+class OrtprovError(Exception):
+    """Base class: `message` is one sentence, `hint` says what to do next."""
+
+    exit_code = EXIT_PROBLEMS
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class BadInput(OrtprovError):
+    """Malformed user input: a flag, a version string, a host file."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class DataError(OrtprovError):
+    """Shipped or cached data (matrices, templates) failed validation."""
+
+    exit_code = EXIT_PROBLEMS
+
+
+class NoCompatiblePlan(OrtprovError):
+    """No candidate build runs on the host; `rejected` explains each loser."""
+
+    exit_code = EXIT_NO_PLAN
+
+    def __init__(self, message: str, rejected: list | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.rejected = rejected or []

@@ -1,0 +1,207 @@
+"""HostFacts: everything ortprov knows about a host, as frozen dataclasses with a JSON round trip.
+
+Produced by `provisioner.probe` on a real machine (`ortprov detect --json`), loaded from a saved host file
+(`--host FILE`), or adjusted by planning flags. The planner and doctor only ever see this model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from provisioner.errors import BadInput
+from provisioner.serde import from_jsonable, to_jsonable
+
+FACTS_SCHEMA_VERSION = 1
+
+PLATFORM_TAGS = ("linux-x86_64", "linux-aarch64", "windows-amd64")
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One NVIDIA GPU as NVML (or procfs) reports it."""
+
+    index: int
+    name: str
+    compute_capability: str | None = None  # "9.0"
+    memory_mib: int | None = None
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    visible: bool = True  # False: present, but hidden by CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    """The NVIDIA kernel driver and the newest CUDA version it supports."""
+
+    present: bool
+    version: str | None = None  # "580.159.04"
+    cuda_version: str | None = None  # "13.0"
+    source: str = "none"  # nvml | procfs | flags | none
+    error: str | None = None  # one line, e.g. "NVML: Driver/library version mismatch"
+
+
+@dataclass(frozen=True)
+class PlatformInfo:
+    """Operating system, CPU architecture and C library."""
+
+    os: str  # linux | windows | darwin
+    arch: str  # x86_64 | aarch64 | amd64 | arm64
+    glibc: str | None = None  # "2.36"; None on musl, Windows and macOS
+    os_release: str | None = None  # "Debian GNU/Linux 12 (bookworm)"
+
+    @property
+    def tag(self) -> str:
+        """`linux-x86_64`, `linux-aarch64`, `windows-amd64`, ... as used by the matrix."""
+        arch = self.arch.lower()
+        if self.os == "windows":
+            arch = {"x86_64": "amd64", "arm64": "arm64", "aarch64": "arm64"}.get(arch, arch)
+        elif arch in ("amd64", "x64"):
+            arch = "x86_64"
+        elif arch == "arm64":
+            arch = "aarch64"
+        return f"{self.os}-{arch}"
+
+
+@dataclass(frozen=True)
+class PythonInfo:
+    """The target interpreter (not necessarily the one running ortprov)."""
+
+    executable: str
+    version: str  # "3.12.3"
+    implementation: str = "cpython"
+    abi: str = ""  # "cp312", "cp313t"
+    free_threaded: bool = False
+    is_venv: bool = False
+    is_conda: bool = False
+    externally_managed: bool = False  # PEP 668 marker present
+    prefix: str = ""
+
+    @property
+    def minor(self) -> str:
+        """"3.12" (with a trailing "t" for a free-threaded build)."""
+        major_minor = ".".join(self.version.split(".")[:2])
+        return major_minor + ("t" if self.free_threaded else "")
+
+
+@dataclass(frozen=True)
+class RuntimeEnvironment:
+    """Container, WSL and the device-visibility variables that hide GPUs."""
+
+    container: str | None = None  # docker | podman | kubernetes | lxc | None
+    wsl: bool = False
+    cuda_visible_devices: str | None = None
+    nvidia_visible_devices: str | None = None
+
+
+@dataclass(frozen=True)
+class OrtDist:
+    """An installed onnxruntime flavour (onnxruntime, onnxruntime-gpu, onnxruntime-directml, ...)."""
+
+    name: str
+    version: str
+    location: str | None = None
+    cuda_version: str | None = None  # from onnxruntime/capi/build_and_package_info.py
+    cudnn_version: str | None = None  # older builds record it too
+    build_package_name: str | None = None  # package_name in build_and_package_info.py
+
+    @property
+    def is_gpu(self) -> bool:
+        """True for a CUDA/TensorRT flavour."""
+        return self.name in ("onnxruntime-gpu", "ort-nightly-gpu", "onnxruntime-gpu-cuda12")
+
+
+@dataclass(frozen=True)
+class TorchInfo:
+    """torch, which brings its own CUDA libraries (and sometimes 'fixes' onnxruntime by accident)."""
+
+    version: str
+    cuda_version: str | None = None  # torch.version.cuda, read from torch/version.py
+    location: str | None = None
+
+
+@dataclass(frozen=True)
+class NvidiaWheel:
+    """An installed NVIDIA pip wheel (nvidia-cudnn-cu12, nvidia-cublas, ...)."""
+
+    name: str
+    version: str
+    library: str | None = None  # cudnn | cublas | cudart | cufft | curand | nvrtc | tensorrt | ...
+    cuda_major: int | None = None  # from the -cuNN suffix, or the version for CUDA 13's unsuffixed names
+    lib_dirs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LibraryHit:
+    """Where the dynamic loader would find one CUDA library of one major version."""
+
+    library: str  # cuda | cudart | cublas | cublasLt | cufft | curand | nvrtc | cudnn | nvinfer
+    major: str | None  # "9" for libcudnn.so.9
+    filename: str  # libcudnn.so.9 / cudnn64_9.dll
+    path: str
+    source: str  # pip | torch | ld_library_path | ldconfig | cuda_toolkit | path | cuda_path | wsl | system
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """Everything ortprov knows about one host and one target interpreter."""
+
+    platform: PlatformInfo
+    driver: DriverInfo
+    python: PythonInfo | None = None
+    gpus: tuple[Gpu, ...] = ()
+    environment: RuntimeEnvironment = field(default_factory=RuntimeEnvironment)
+    onnxruntime: tuple[OrtDist, ...] = ()
+    torch: TorchInfo | None = None
+    nvidia_wheels: tuple[NvidiaWheel, ...] = ()
+    libraries: tuple[LibraryHit, ...] = ()
+    probe_errors: tuple[str, ...] = ()  # one line each: what could not be read, and why
+    schema_version: int = FACTS_SCHEMA_VERSION
+    captured_by: str = ""  # "ortprov 0.1.0"
+    label: str = ""  # a name for saved host files ("H100, driver 580")
+
+    @property
+    def visible_gpus(self) -> tuple[Gpu, ...]:
+        """GPUs a CUDA program in this environment can use."""
+        return tuple(gpu for gpu in self.gpus if gpu.visible)
+
+    def to_dict(self) -> dict:
+        """Plain JSON-able dict."""
+        return to_jsonable(self)
+
+    def to_json(self) -> str:
+        """Pretty JSON, the format of `ortprov detect --json` and host files."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
+
+    @classmethod
+    def from_dict(cls, data: object, origin: str = "host file") -> HostFacts:
+        """Rebuild from a dict; BadInput naming the field on anything malformed."""
+        if not isinstance(data, dict):
+            raise BadInput(f"{origin} is not a JSON object", hint="create one with `ortprov detect --json > host.json`")
+        version = data.get("schema_version", FACTS_SCHEMA_VERSION)
+        if not isinstance(version, int) or version > FACTS_SCHEMA_VERSION:
+            raise BadInput(
+                f"{origin} has schema_version {version!r}; this ortprov reads up to {FACTS_SCHEMA_VERSION}",
+                hint="upgrade ortprov, or re-create the file with this version's `ortprov detect --json`",
+            )
+        try:
+            return from_jsonable(cls, data)
+        except ValueError as exc:
+            raise BadInput(f"{origin} is malformed: {exc}", hint="re-create it with `ortprov detect --json`") from None
+
+
+def load_host_file(path: str | Path) -> HostFacts:
+    """Read a saved host file, with clear errors for missing or malformed files."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"host file {str(file)!r} does not exist", hint="create one with `ortprov detect --json > host.json`") from None
+    except OSError as exc:
+        raise BadInput(f"cannot read host file {str(file)!r}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"host file {str(file)!r} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    return HostFacts.from_dict(data, origin=f"host file {str(file)!r}")

@@ -1,0 +1,120 @@
+"""The compatibility matrix: onnxruntime-gpu builds, CUDA releases, NVIDIA library wheels, TensorRT.
+
+Knowledge is data: every fact lives in matrices/*.yaml with its source. This module holds the model and
+loads it; queries are small pure functions over the loaded `Matrix`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WheelPlatform:
+    """A platform an onnxruntime-gpu build has wheels for."""
+
+    platform: str  # linux-x86_64 | linux-aarch64 | windows-amd64
+    glibc_min: str | None = None  # manylinux floor, "2.28"
+
+
+@dataclass(frozen=True)
+class OrtBuild:
+    """One onnxruntime-gpu release built for one CUDA version, on one package index."""
+
+    ort_version: str
+    cuda_version: str  # the CUDA version it was built with, "12.2"
+    cudnn_version: str | None  # cuDNN major it needs, "9"
+    python: tuple[str, ...]  # "3.10", "3.13t" (free-threaded)
+    platforms: tuple[WheelPlatform, ...]
+    sources: tuple[str, ...]
+    package: str = "onnxruntime-gpu"
+    index_url: str | None = None  # None: PyPI; else the feed's simple index URL
+    tensorrt_version: str | None = None  # TensorRT its provider was built against, "10.9"
+    extras: tuple[str, ...] = ()  # "cuda", "cudnn" where the release declares them
+    requirements: tuple[str, ...] = ()  # pip requirements that supply its CUDA libraries
+    libraries_linked: tuple[str, ...] = ()  # sonames the CUDA provider links, "libcublasLt.so.12"
+    libraries_lazy: tuple[str, ...] = ()  # opened when an operator needs them, "libcudnn.so.9"
+    preload_dlls: bool = False  # onnxruntime.preload_dlls() exists
+    cuda_archs: tuple[str, ...] | None = None  # compute capabilities compiled in ("7.5", "8.0", ...), None: unknown
+    confirmed: bool = False  # facts read from the wheel itself (False: from documentation only)
+    notes: str | None = None
+
+    @property
+    def cuda_major(self) -> int:
+        """12 for "12.2"."""
+        return int(self.cuda_version.split(".")[0])
+
+    @property
+    def label(self) -> str:
+        """"onnxruntime-gpu 1.31.1 (CUDA 13.0)"."""
+        return f"{self.package} {self.ort_version} (CUDA {self.cuda_version})"
+
+
+@dataclass(frozen=True)
+class CudaRelease:
+    """One CUDA toolkit minor release."""
+
+    version: str  # "12.4"
+    min_driver_linux: str  # toolkit driver requirement, "550.54.14"
+    sources: tuple[str, ...]
+    min_driver_windows: str | None = None
+    compute_capabilities: tuple[str, ...] = ()  # supported, "5.0" ... "9.0"
+
+
+@dataclass(frozen=True)
+class DockerImage:
+    """An nvidia/cuda image that carries cuDNN."""
+
+    tag: str  # nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04
+    cuda_version: str
+    cudnn_version: str | None
+    sources: tuple[str, ...] = ()
+    size_mb: int | None = None
+
+
+@dataclass(frozen=True)
+class CudaMajor:
+    """What is common to a CUDA major version: compatibility floors and package names."""
+
+    major: int
+    sources: tuple[str, ...]
+    minor_compat_driver_linux: str | None = None  # minor-version-compatibility floor
+    minor_compat_driver_windows: str | None = None
+    pip_packages: dict[str, str] | None = None  # library -> pip name: {"cudnn": "nvidia-cudnn-cu12", ...}
+    conda_packages: tuple[str, ...] = ()  # cudatoolkit + cudnn (11), cuda-version, cuda-cudart ... (12+)
+    docker_images: tuple[DockerImage, ...] = ()
+
+
+@dataclass(frozen=True)
+class LibraryWheel:
+    """One published version of an NVIDIA library wheel, for exact pins."""
+
+    package: str  # nvidia-cudnn-cu12
+    version: str  # 9.1.0.70
+    library: str  # cudnn
+    cuda_version: str  # the CUDA release it belongs to ("12.4"), or the major for cuDNN ("12")
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TensorRTRelease:
+    """A TensorRT release and the pip packages that supply it."""
+
+    version: str  # "10.9"
+    cuda_major: int
+    packages: tuple[str, ...]  # requirement strings, "tensorrt-cu12-libs==10.9.0.34"
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """All the knowledge, loaded and validated."""
+
+    schema_version: int
+    date: str
+    builds: tuple[OrtBuild, ...]
+    cuda_releases: tuple[CudaRelease, ...] = ()
+    cuda_majors: tuple[CudaMajor, ...] = ()
+    library_wheels: tuple[LibraryWheel, ...] = ()
+    tensorrt: tuple[TensorRTRelease, ...] = ()
+    origin: str = "shipped"  # shipped | a cache path

@@ -1,0 +1,127 @@
+"""The plan: what to uninstall and install, in order, and why; plus the Request that asked for it.
+
+A Plan is data. `recipes` renders it as text (pip, uv, conda, Dockerfile ...); `installer` carries out the
+same `steps`, building each command with `step_argv` so that what `plan --format pip` prints is exactly
+what `apply` runs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from provisioner.facts import HostFacts
+from provisioner.serde import from_jsonable, to_jsonable
+
+PLAN_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the user asked for, beyond the host facts."""
+
+    ort: str | None = None  # a version or specifier: "1.20", "==1.20.1", ">=1.18,<1.21"
+    cuda: str | None = None  # "12" or "12.4"
+    tensorrt: bool = False
+    prefer_existing_libraries: bool = True
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A candidate build that lost, and why, in words a user acts on."""
+
+    candidate: str  # "onnxruntime-gpu 1.31.1 (CUDA 13.0)"
+    reason: str
+
+
+@dataclass(frozen=True)
+class LibraryPin:
+    """An exact NVIDIA library version chosen for the plan, and why."""
+
+    package: str  # nvidia-cudnn-cu12
+    version: str  # 9.1.0.70
+    reason: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """One installer action. kind: "uninstall" (packages are distribution names) or "install"
+    (packages are requirement strings)."""
+
+    kind: str
+    packages: tuple[str, ...]
+    description: str = ""
+    index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The chosen build for one or more hosts, the steps that install it, and the losers."""
+
+    ort_version: str
+    package: str  # onnxruntime-gpu
+    cuda_version: str
+    cudnn_version: str | None
+    steps: tuple[Step, ...]
+    tensorrt_version: str | None = None
+    index_url: str | None = None  # None: PyPI
+    pins: tuple[LibraryPin, ...] = ()
+    reasons: tuple[str, ...] = ()  # why this build was chosen
+    notes: tuple[str, ...] = ()  # warnings worth reading
+    rejected: tuple[Rejection, ...] = ()
+    hosts: tuple[HostFacts, ...] = ()
+    schema_version: int = PLAN_SCHEMA_VERSION
+
+    @property
+    def uninstall(self) -> tuple[str, ...]:
+        """Distribution names removed, in order."""
+        return tuple(p for s in self.steps if s.kind == "uninstall" for p in s.packages)
+
+    @property
+    def install(self) -> tuple[str, ...]:
+        """Requirement strings installed, in order."""
+        return tuple(p for s in self.steps if s.kind == "install" for p in s.packages)
+
+    def to_dict(self) -> dict:
+        """The documented JSON contract (docs/json.md): the fields plus `uninstall`, `install`, `host`."""
+        data = to_jsonable(self)
+        data["uninstall"] = list(self.uninstall)
+        data["install"] = list(self.install)
+        data["host"] = to_jsonable(self.hosts[0]) if len(self.hosts) == 1 else [to_jsonable(h) for h in self.hosts]
+        return data
+
+    def to_json(self) -> str:
+        """Pretty JSON."""
+        return json.dumps(self.to_dict(), indent=2)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Plan:
+        """Inverse of to_dict (derived keys are ignored)."""
+        return from_jsonable(cls, data)
+
+
+def step_argv(step: Step, tool: str, python: str = "python") -> list[str]:
+    """The exact command for one step. tool: "pip" (python -m pip) or "uv" (uv pip --python PY)."""
+    if tool == "pip":
+        base = [python, "-m", "pip"]
+        if step.kind == "uninstall":
+            return [*base, "uninstall", "-y", *step.packages]
+        argv = [*base, "install"]
+    elif tool == "uv":
+        base = ["uv", "pip"]
+        if step.kind == "uninstall":
+            return [*base, "uninstall", "--python", python, *step.packages]
+        argv = [*base, "install", "--python", python]
+    else:
+        raise ValueError(f"unknown installer {tool!r}")
+    if step.kind != "install":
+        raise ValueError(f"unknown step kind {step.kind!r}")
+    if step.index_url:
+        argv += ["--index-url", step.index_url]
+    for url in step.extra_index_urls:
+        argv += ["--extra-index-url", url]
+    return [*argv, *step.packages]
+
+
+__all__ = ["Request", "Rejection", "LibraryPin", "Step", "Plan", "step_argv"]
