@@ -197,7 +197,9 @@ def load_host_file(path: str | Path) -> HostFacts:
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise BadInput(f"host file {str(file)!r} does not exist", hint="create one with `ortprov detect --json > host.json`") from None
+        raise BadInput(
+            f"host file {str(file)!r} does not exist", hint="create one with `ortprov detect --json > host.json`"
+        ) from None
     except OSError as exc:
         raise BadInput(f"cannot read host file {str(file)!r}: {exc.strerror}") from None
     try:

@@ -71,7 +71,7 @@ def _convert(tp: Any, data: Any, path: str) -> Any:
             raise ValueError(f"{path}: expected an object, got {type(data).__name__}")
         _, value_type = get_args(tp) or (str, Any)
         return {str(k): _convert(value_type, v, f"{path}.{k}") for k, v in data.items()}
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(data, dict):
             raise ValueError(f"{path}: expected an object for {tp.__name__}, got {type(data).__name__}")
         hints = _hints(tp)

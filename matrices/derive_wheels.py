@@ -1,0 +1,134 @@
+"""Maintainer script: regenerate matrices/nvidia-wheels.yaml from PyPI.
+
+Which CUDA minor a library wheel belongs to comes from NVIDIA's `cuda-toolkit` meta-package: each of its
+releases (12.4.1, 13.0.2 ...) pins the exact component wheels (nvidia-cublas-cu12==12.4.5.8.*). Versions no
+toolkit release pins are kept only where the version itself names the minor (cudart, nvrtc, nvJitLink, and
+cuBLAS 11/12, whose versions follow the toolkit's); cuDNN rows map to the CUDA major of their package.
+
+    .venv/bin/python matrices/derive_wheels.py            # print the YAML
+    .venv/bin/python matrices/derive_wheels.py --write    # write matrices/nvidia-wheels.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from urllib.parse import urljoin  # noqa: E402
+
+from provisioner.matrix import CudaMajor, CudaRelease  # noqa: E402
+from provisioner.matrix_check import Problem, convert_entries  # noqa: E402
+from provisioner.ziprange import HttpRangeSource, central_directory, read_member  # noqa: E402
+
+PYPI_JSON = "https://pypi.org/pypi/{name}/json"
+LIBRARIES = ("cudart", "cublas", "cufft", "curand", "nvrtc", "cudnn", "nvjitlink")
+PREFIX_NAMES_MINOR = ("cudart", "nvrtc", "nvjitlink")  # component version == toolkit version
+
+
+def _stable(version: str) -> bool:
+    return bool(re.fullmatch(r"\d+(\.\d+)+(\.post\d+)?", version)) and not version.startswith("0.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    import requests
+    import yaml
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="write matrices/nvidia-wheels.yaml")
+    args = parser.parse_args(argv)
+    cuda = yaml.safe_load((HERE / "cuda.yaml").read_text(encoding="utf-8"))
+    problems: list[Problem] = []
+    releases = {r.version for r in convert_entries("cuda.yaml", "releases", CudaRelease, cuda, problems)}
+    majors = {m.major: m for m in convert_entries("cuda.yaml", "majors", CudaMajor, cuda, problems)}
+    if problems:
+        print("\n".join(str(p) for p in problems), file=sys.stderr)
+        return 1
+    session = requests.Session()
+
+    toolkit_url = PYPI_JSON.format(name="cuda-toolkit")
+    toolkit = session.get(toolkit_url, timeout=30).json()
+    pinned: dict[tuple[str, str], str] = {}  # (package, version) -> CUDA minor
+    for tk_version, files in sorted(
+        toolkit["releases"].items(), key=lambda kv: [int(x) for x in re.findall(r"\d+", kv[0])]
+    ):
+        wheels = [f for f in files if f["filename"].endswith(".whl")]
+        if not wheels or not _stable(tk_version):
+            continue
+        minor = ".".join(tk_version.split(".")[:2])
+        source = HttpRangeSource(urljoin(toolkit_url, wheels[0]["url"]), session=session)
+        entries = central_directory(source)
+        metadata = next(n for n in entries if n.endswith(".dist-info/METADATA"))
+        for line in read_member(source, entries[metadata]).decode().splitlines():
+            found = re.match(
+                r"Requires-Dist:\s*([A-Za-z0-9_.-]+)\s*==\s*([0-9][0-9.]*?)(\.\*)?\s*(;|$)", line
+            )
+            if found:
+                pinned.setdefault((found.group(1).lower(), found.group(2)), minor)
+
+    rows = []
+    for major_number, major in sorted(majors.items()):
+        for library in LIBRARIES:
+            package = (major.pip_packages or {}).get(library)
+            if not package:
+                continue
+            data = session.get(PYPI_JSON.format(name=package), timeout=30).json()
+            for version, files in data["releases"].items():
+                if not files or all(f.get("yanked") for f in files) or not _stable(version):
+                    continue
+                if library == "cudnn":
+                    cuda_version = str(major_number)
+                    source = f"https://pypi.org/project/{package}/{version}/"
+                elif (package, version) in pinned:
+                    cuda_version = pinned[(package, version)]
+                    source = f"https://pypi.org/project/cuda-toolkit/ (pins {package}=={version})"
+                elif library in PREFIX_NAMES_MINOR or (library == "cublas" and major_number < 13):
+                    cuda_version = ".".join(version.split(".")[:2])
+                    source = f"https://pypi.org/project/{package}/{version}/ (version names the CUDA minor)"
+                else:
+                    continue
+                if library != "cudnn" and cuda_version not in releases:
+                    continue
+                if not cuda_version.startswith(str(major_number)):
+                    continue
+                rows.append(
+                    {
+                        "package": package,
+                        "version": version,
+                        "library": library,
+                        "cuda_version": cuda_version,
+                        "sources": [source],
+                    }
+                )
+    rows.sort(key=lambda r: (r["package"], [int(x) for x in re.findall(r"\d+", r["version"])]))
+    document = {
+        "schema_version": 1,
+        "date": datetime.date.today().isoformat(),
+        "wheels": rows,
+    }
+    text = (
+        "# NVIDIA library wheels ortprov may pin, with the CUDA release each belongs to.\n"
+        "# Generated by matrices/derive_wheels.py from PyPI (cuda-toolkit meta-package pins);\n"
+        "# do not edit by hand.\n" + yaml.safe_dump(document, sort_keys=False, width=200)
+    )
+    if args.write:
+        (HERE / "nvidia-wheels.yaml").write_text(text, encoding="utf-8")
+        print(f"wrote {len(rows)} wheels to {HERE / 'nvidia-wheels.yaml'}")
+        from provisioner.matrix import compile_directory
+
+        try:
+            print(f"wrote {compile_directory(HERE)}")
+        except Exception as exc:  # the other files may be mid-edit: say so, the YAML is written
+            print(f"did not compile the matrix: {exc}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

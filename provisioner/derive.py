@@ -1,0 +1,398 @@
+"""Derive `OrtBuild` records from an index: list a project's files (PEP 691 Simple API JSON, HTML as a
+fallback), read each release's facts from its wheels by HTTP range requests, and turn them into records.
+
+Shared by `provisioner.update` (ortprov matrix update) and the maintainer script matrices/derive_release.py.
+The pure part (`build_from_facts`) takes wheel names and `WheelFacts`; the rest talks HTTP (requests,
+imported lazily).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin
+
+from provisioner.matrix import CudaMajor, OrtBuild, WheelPlatform
+from provisioner.wheelfacts import WheelFacts, WheelName, parse_wheel_name
+
+PYPI_SIMPLE = "https://pypi.org/simple/"
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+ACCEPT = f"{SIMPLE_JSON}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+_LIB_FAMILY = re.compile(r"^lib(cudart|cublasLt|cublas|cufft|curand|nvrtc|cudnn|nvJitLink)\.so\.(\d+)")
+_FAMILY_TO_LIBRARY = {
+    "cudart": "cudart",
+    "cublas": "cublas",
+    "cublasLt": "cublas",
+    "cufft": "cufft",
+    "curand": "curand",
+    "nvrtc": "nvrtc",
+    "cudnn": "cudnn",
+    "nvJitLink": "nvjitlink",
+}
+_LIBRARY_SONAME = {
+    "cudart": "libcudart.so",
+    "cublas": "libcublas.so",
+    "cufft": "libcufft.so",
+    "curand": "libcurand.so",
+    "nvrtc": "libnvrtc.so",
+    "cudnn": "libcudnn.so",
+    "nvjitlink": "libnvJitLink.so",
+}
+
+
+class IndexError_(Exception):
+    """The index could not be read (with the reason); named so as not to shadow the builtin."""
+
+
+@dataclass(frozen=True)
+class IndexFile:
+    """One file of a project as the Simple API lists it."""
+
+    filename: str
+    url: str
+    requires_python: str | None = None
+    yanked: bool = False
+
+
+def simple_project_url(index_url: str, project: str) -> str:
+    """https://pypi.org/simple/ + onnxruntime-gpu -> https://pypi.org/simple/onnxruntime-gpu/."""
+    base = index_url if index_url.endswith("/") else index_url + "/"
+    return urljoin(base, re.sub(r"[-_.]+", "-", project).lower() + "/")
+
+
+def get_with_retries(
+    session: Any, url: str, timeout: float, retries: int, headers: dict[str, str] | None = None
+) -> Any:
+    """GET with retries on connection errors, timeouts and 5xx; raises IndexError_ with the reason."""
+    import requests
+
+    last = ""
+    for attempt in range(retries + 1):
+        try:
+            response = session.get(url, headers=headers or {}, timeout=timeout)
+            if response.status_code < 500:
+                return response
+            last = f"HTTP {response.status_code}"
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            last = type(exc).__name__ + (f": {exc}" if str(exc) else "")
+        if attempt < retries:
+            time.sleep(0.3 * (2**attempt))
+    raise IndexError_(f"{url}: {last}")
+
+
+def list_project_files(
+    session: Any, index_url: str, project: str, timeout: float = 20.0, retries: int = 2
+) -> list[IndexFile]:
+    """The files of a project, from the Simple API (JSON per PEP 691; HTML per PEP 503 as a fallback)."""
+    url = simple_project_url(index_url, project)
+    response = get_with_retries(session, url, timeout, retries, {"Accept": ACCEPT})
+    if response.status_code == 404:
+        raise IndexError_(f"{url}: the index has no project {project!r} (HTTP 404)")
+    if response.status_code != 200:
+        raise IndexError_(f"{url}: HTTP {response.status_code}")
+    base = getattr(response, "url", None) or url
+    content_type = response.headers.get("Content-Type", "")
+    if SIMPLE_JSON in content_type or content_type.startswith("application/json"):
+        try:
+            return parse_simple_json(json.loads(response.text), base)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise IndexError_(f"{url}: malformed Simple API JSON ({exc})") from exc
+    return parse_simple_html(response.text, base)
+
+
+def parse_simple_json(data: dict[str, Any], base_url: str) -> list[IndexFile]:
+    """Files from a PEP 691 JSON project page; relative URLs resolved against `base_url`."""
+    files = []
+    for item in data["files"]:
+        yanked = item.get("yanked", False)
+        files.append(
+            IndexFile(
+                filename=item["filename"],
+                url=urljoin(base_url, item["url"]),
+                requires_python=item.get("requires-python"),
+                yanked=bool(yanked),
+            )
+        )
+    return files
+
+
+def parse_simple_html(text: str, base_url: str) -> list[IndexFile]:
+    """Files from a PEP 503 HTML project page."""
+    files = []
+    for match in re.finditer(r"<a\s+([^>]*)>([^<]*)</a>", text, re.IGNORECASE):
+        attrs, name = match.group(1), html.unescape(match.group(2).strip())
+        href = re.search(r'href\s*=\s*"([^"]*)"', attrs)
+        if not href:
+            continue
+        rp = re.search(r'data-requires-python\s*=\s*"([^"]*)"', attrs)
+        files.append(
+            IndexFile(
+                filename=name,
+                url=urljoin(base_url, html.unescape(href.group(1))),
+                requires_python=html.unescape(rp.group(1)) if rp else None,
+                yanked="data-yanked" in attrs,
+            )
+        )
+    return files
+
+
+def wheels_by_version(
+    files: list[IndexFile], project: str = "onnxruntime-gpu"
+) -> dict[str, list[tuple[WheelName, IndexFile]]]:
+    """Group the (not yanked) wheels of `project` by release version."""
+    wanted = re.sub(r"[-_.]+", "_", project).lower()
+    grouped: dict[str, list[tuple[WheelName, IndexFile]]] = {}
+    for item in files:
+        if item.yanked or not item.filename.endswith(".whl"):
+            continue
+        name = parse_wheel_name(item.filename)
+        if name is None or name.distribution.lower() != wanted:
+            continue
+        grouped.setdefault(name.version, []).append((name, item))
+    return grouped
+
+
+def representative_wheels(
+    wheels: list[tuple[WheelName, IndexFile]],
+) -> dict[str, tuple[WheelName, IndexFile]]:
+    """One wheel per platform (the newest non-free-threaded CPython), to read facts from."""
+    chosen: dict[str, tuple[WheelName, IndexFile]] = {}
+    for name, item in sorted(
+        wheels,
+        key=lambda w: (w[0].python.endswith("t"), [-int(x) for x in w[0].python.rstrip("t").split(".")]),
+    ):
+        chosen.setdefault(name.platform, (name, item))
+    return chosen
+
+
+def _soname_majors(libs: tuple[str, ...] | None) -> dict[str, str]:
+    majors: dict[str, str] = {}
+    for lib in libs or ():
+        found = _LIB_FAMILY.match(lib)
+        if found:
+            majors.setdefault(_FAMILY_TO_LIBRARY[found.group(1)], found.group(2))
+    return majors
+
+
+def _requirement_major(requirement: str) -> str | None:
+    found = re.search(r"(?:~=|==|>=)\s*(\d+)", requirement)
+    return found.group(1) if found else None
+
+
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower()
+
+
+def build_from_facts(
+    version: str,
+    wheels: list[tuple[WheelName, IndexFile]],
+    facts: dict[str, WheelFacts],
+    majors: dict[int, CudaMajor],
+    index_url: str | None = None,
+    fallback: OrtBuild | None = None,
+    extra_sources: tuple[str, ...] = (),
+) -> tuple[OrtBuild | None, list[str]]:
+    """An OrtBuild from one release's wheel names and the facts read per platform; plus notes.
+
+    `fallback` (the existing record) supplies what older wheels do not say (the CUDA minor before
+    build_and_package_info.py had cuda_version, the TensorRT minor); its majors must agree.
+    Returns (None, [reason]) when the CUDA version cannot be determined.
+    """
+    notes: list[str] = []
+    linux = facts.get("linux-x86_64") or facts.get("linux-aarch64")
+    any_facts = linux or next(iter(facts.values()), None)
+    if any_facts is None:
+        return None, [f"{version}: no wheel facts could be read"]
+    cuda_versions = {f.cuda_version for f in facts.values() if f.cuda_version}
+    if len(cuda_versions) > 1:
+        notes.append(f"platforms disagree on cuda_version: {sorted(cuda_versions)}")
+    linked = _soname_majors(linux.cuda_provider_libraries if linux else None)
+    trt_linked = _soname_majors(linux.tensorrt_provider_libraries if linux else None)
+    cudart_major = linked.get("cudart") or trt_linked.get("cudart")
+    cuda_version = sorted(cuda_versions)[0] if cuda_versions else None
+    if cuda_version is None:
+        if fallback and cudart_major and fallback.cuda_version.split(".")[0] == cudart_major:
+            cuda_version = fallback.cuda_version
+            notes.append(
+                f"CUDA major {cudart_major} read from the wheel (libcudart.so.{cudart_major}); the minor "
+                f"{cuda_version} comes from documentation (build_and_package_info.py has no cuda_version)"
+            )
+        elif fallback and cudart_major:
+            return None, [
+                f"{version}: wheel links libcudart.so.{cudart_major} "
+                f"but the record says CUDA {fallback.cuda_version}"
+            ]
+        else:
+            return None, [f"{version}: the wheels do not say which CUDA version they were built for"]
+    elif cudart_major and cuda_version.split(".")[0] != cudart_major:
+        notes.append(
+            f"build info says CUDA {cuda_version} but the provider links libcudart.so.{cudart_major}"
+        )
+    extras = any_facts.extras
+    cudnn = (
+        any_facts.cudnn_version
+        or linked.get("cudnn")
+        or trt_linked.get("cudnn")
+        or next((_requirement_major(r) for r in extras.get("cudnn", ()) if "cudnn" in r), None)
+    )
+    if cudnn is None and fallback:
+        cudnn = fallback.cudnn_version
+    trt_major = linux.tensorrt_major if linux else None
+    tensorrt = None
+    if trt_major is not None:
+        if (
+            fallback
+            and fallback.tensorrt_version
+            and fallback.tensorrt_version.split(".")[0] == str(trt_major)
+        ):
+            tensorrt = fallback.tensorrt_version
+        else:
+            tensorrt = str(trt_major)
+    platforms: dict[str, str | None] = {}
+    for name, _ in wheels:
+        if name.platform not in ("linux-x86_64", "linux-aarch64", "windows-amd64"):
+            continue
+        floor = platforms.get(name.platform)
+        if name.glibc_min and (floor is None or _key(name.glibc_min) < _key(floor)):
+            platforms[name.platform] = name.glibc_min
+        else:
+            platforms.setdefault(name.platform, name.glibc_min)
+    pythons = sorted(
+        {name.python for name, _ in wheels}, key=lambda p: (_key(p.rstrip("t")), p.endswith("t"))
+    )
+    cuda_major_number = int(cuda_version.split(".")[0])
+    reqs_from = linked or (trt_linked if linux and linux.cuda_provider_libraries is None else {})
+    requirements, lazy, broken, extra_notes = _requirements(
+        extras, reqs_from, cuda_major_number, cudnn, majors
+    )
+    notes += extra_notes
+    if broken:
+        notes.append(
+            f"do not use the extra(s) {', '.join(broken)}: `requirements` lists the working packages"
+        )
+    if linux and linux.cuda_provider_libraries is None and fallback and fallback.requirements:
+        requirements, lazy = fallback.requirements, fallback.libraries_lazy
+    linked_libs = (
+        tuple(
+            lib
+            for lib in (linux.cuda_provider_libraries or ())
+            if _LIB_FAMILY.match(lib) or lib.startswith("libcuda.so")
+        )
+        if linux
+        else ()
+    )
+    if linux and linux.cuda_provider_libraries is None:
+        notes.append(
+            "the CUDA provider's dynamic section could not be read from the first MBs of the wheel member "
+            "(patchelf moved it to the end of the file): libraries_linked left empty"
+        )
+        if trt_linked:
+            notes.append(
+                "CUDA/cuDNN majors confirmed through the TensorRT provider's links "
+                f"(libcudart.so.{trt_linked.get('cudart')}, libcudnn.so.{trt_linked.get('cudnn')})"
+            )
+    url_read = next((item.url for name, item in wheels if name.platform == "linux-x86_64"), wheels[0][1].url)
+    sources = (
+        (f"https://pypi.org/project/onnxruntime-gpu/{version}/" if index_url is None else index_url),
+        url_read,
+    ) + extra_sources
+    build = OrtBuild(
+        ort_version=version,
+        cuda_version=cuda_version,
+        cudnn_version=cudnn,
+        python=tuple(pythons),
+        platforms=tuple(WheelPlatform(p, platforms[p]) for p in sorted(platforms)),
+        sources=tuple(dict.fromkeys(sources)),
+        index_url=index_url,
+        tensorrt_version=tensorrt,
+        extras=tuple(e for e in ("cuda", "cudnn") if e in extras and e not in broken),
+        requirements=requirements,
+        libraries_linked=linked_libs,
+        libraries_lazy=lazy,
+        preload_dlls=any(f.preload_dlls for f in facts.values()),
+        cuda_archs=fallback.cuda_archs if fallback else None,
+        confirmed=True,
+        notes="; ".join(notes) or None,
+    )
+    return build, notes
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", version))
+
+
+def _requirements(
+    extras: dict[str, tuple[str, ...]],
+    linked: dict[str, str],
+    cuda_major_number: int,
+    cudnn: str | None,
+    majors: dict[int, CudaMajor],
+) -> tuple[tuple[str, ...], tuple[str, ...], list[str], list[str]]:
+    """(requirements, lazily opened sonames, extras that are broken, notes).
+
+    Where the release declares `cuda`/`cudnn` extras they are used, completed with any linked library
+    they leave out (cuBLAS); otherwise one `~=major.0` requirement per library the provider links.
+    An extra naming a package that is not CUDA's pip package for that library (e.g. a deprecated
+    -cu13 placeholder) is reported as broken and its requirement replaced by the right package.
+    """
+    major_record = majors.get(cuda_major_number)
+    pip_names = (major_record.pip_packages or {}) if major_record else {}
+    reverse = {package.lower(): library for library, package in pip_names.items()}
+    by_library: dict[str, str] = {}
+    broken: list[str] = []
+    notes: list[str] = []
+    for extra in ("cuda", "cudnn"):
+        for requirement in extras.get(extra, ()):
+            name = _requirement_name(requirement)
+            library = reverse.get(name)
+            if library is None:
+                stem = re.sub(rf"-cu{cuda_major_number}$", "", name)
+                library = reverse.get(stem) or reverse.get(f"{name}-cu{cuda_major_number}")
+                if library is not None:
+                    right = pip_names[library]
+                    by_library[library] = requirement.replace(requirement[: len(name)], right, 1)
+                    if extra not in broken:
+                        broken.append(extra)
+                    notes.append(
+                        f"extra '{extra}' names {name}, "
+                        f"but CUDA {cuda_major_number}'s {library} package is {right}"
+                    )
+                    continue
+            by_library[library or name] = requirement
+    wanted = dict(linked)
+    if cudnn and "cudnn" not in wanted:
+        wanted["cudnn"] = cudnn
+    for library, major in wanted.items():
+        if library not in by_library and library in pip_names:
+            by_library[library] = f"{pip_names[library]}~={major}.0"
+    lazy = []
+    for library, requirement in by_library.items():
+        if library in linked or library not in _LIBRARY_SONAME:
+            continue
+        soname_major = cudnn if library == "cudnn" else _requirement_major(requirement)
+        if soname_major:
+            lazy.append(f"{_LIBRARY_SONAME[library]}.{soname_major}")
+    return tuple(sorted(by_library.values())), tuple(sorted(lazy)), broken, notes
+
+
+def read_release(
+    version: str,
+    wheels: list[tuple[WheelName, IndexFile]],
+    open_source: Callable[[str], Any],
+    read_libraries: bool = True,
+) -> dict[str, WheelFacts]:
+    """WheelFacts per platform for one release (libraries read from Linux wheels only)."""
+    from provisioner.wheelfacts import read_wheel_facts
+
+    facts = {}
+    for platform, (_, item) in representative_wheels(wheels).items():
+        source = open_source(item.url)
+        facts[platform] = read_wheel_facts(
+            source, read_libraries=read_libraries and platform.startswith("linux")
+        )
+    return facts

@@ -1,0 +1,312 @@
+"""Validation of the matrix data: pure functions from parsed YAML to dataclasses or a list of problems.
+
+Every problem names the file, the entry and the reason ("onnxruntime-gpu.yaml: builds[3]
+(onnxruntime-gpu 1.20.0, CUDA 12.2): cuda_version '12.x' is not a version like '12.4'").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from provisioner.matrix import (
+    CudaMajor,
+    CudaRelease,
+    LibraryWheel,
+    Matrix,
+    OrtBuild,
+    TensorRTRelease,
+)
+from provisioner.serde import from_jsonable
+
+SCHEMA_VERSION = 1
+PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows-amd64")
+
+# file name -> (top-level key, record type) ; cuda.yaml has two lists
+FILES: dict[str, tuple[tuple[str, type], ...]] = {
+    "onnxruntime-gpu.yaml": (("builds", OrtBuild),),
+    "cuda.yaml": (("releases", CudaRelease), ("majors", CudaMajor)),
+    "nvidia-wheels.yaml": (("wheels", LibraryWheel),),
+    "tensorrt.yaml": (("releases", TensorRTRelease),),
+}
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ORT_VERSION = re.compile(r"^\d+\.\d+\.\d+(\.post\d+)?$")
+_CUDA_MINOR = re.compile(r"^\d+\.\d+$")
+_MAJOR = re.compile(r"^\d+$")
+_DOTTED = re.compile(r"^\d+(\.\d+)*([a-z]+\d*)?(\.post\d+|\.dev\d+)?$")
+_DRIVER = re.compile(r"^\d+(\.\d+){1,2}$")
+_PYTHON = re.compile(r"^3\.\d+t?$")
+_URL = re.compile(r"^https?://\S+$")
+_REQUIREMENT = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9_,.-]+\])?"
+    r"(\s*(===|==|~=|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+(\s*,\s*(===|==|~=|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+)*)?"
+    r"(\s*;.+)?$"
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason the data is rejected."""
+
+    file: str
+    entry: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.entry}: {self.reason}"
+
+
+def check_header(file: str, data: Any, problems: list[Problem]) -> str | None:
+    """The file must be a mapping with schema_version and date; returns the date."""
+    if not isinstance(data, dict):
+        problems.append(Problem(file, "(file)", f"expected a mapping at the top, got {type(data).__name__}"))
+        return None
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        problems.append(
+            Problem(file, "schema_version", f"is {version!r}, this ortprov reads {SCHEMA_VERSION}")
+        )
+    date = data.get("date")
+    if not isinstance(date, str) or not _DATE.match(date):
+        problems.append(Problem(file, "date", f"{date!r} is not a date like '2026-11-22' (quote it in YAML)"))
+        return None
+    return date
+
+
+def convert_entries(file: str, key: str, cls: type[T], data: Any, problems: list[Problem]) -> list[T]:
+    """Turn the list under `key` into records; malformed entries become problems."""
+    raw = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(raw, list):
+        problems.append(
+            Problem(file, key, f"expected a list of {cls.__name__} entries, got {type(raw).__name__}")
+        )
+        return []
+    records: list[T] = []
+    for index, item in enumerate(raw):
+        entry = f"{key}[{index}]" + _hint(item)
+        try:
+            records.append(from_jsonable(cls, item, path=entry))
+        except ValueError as exc:
+            message = str(exc)
+            reason = message[len(entry) :].lstrip(":. ") if message.startswith(entry) else message
+            problems.append(Problem(file, entry, reason or message))
+    return records
+
+
+def _hint(item: Any) -> str:
+    if not isinstance(item, dict):
+        return ""
+    for keys in (("ort_version", "cuda_version"), ("package", "version"), ("version",), ("major",)):
+        if all(k in item for k in keys):
+            return " (" + ", ".join(str(item[k]) for k in keys) + ")"
+    return ""
+
+
+def check_matrix(matrix: Matrix, files: dict[str, str]) -> list[Problem]:
+    """Consistency of the whole: every rule that needs more than one entry or file.
+
+    `files` maps a logical part (builds, cuda, wheels, tensorrt) to the file name used in messages.
+    """
+    problems: list[Problem] = []
+    problems += _check_cuda(matrix, files["cuda"])
+    problems += _check_builds(matrix, files["builds"])
+    problems += _check_wheels(matrix, files["wheels"])
+    problems += _check_tensorrt(matrix, files["tensorrt"])
+    return problems
+
+
+def _duplicates(items: Iterable[T], key: Callable[[T], Any], file: str, name: str) -> list[Problem]:
+    seen: dict[Any, int] = {}
+    problems = []
+    for index, item in enumerate(items):
+        k = key(item)
+        if k in seen:
+            problems.append(Problem(file, f"{name}[{index}] {k}", f"duplicate of {name}[{seen[k]}]"))
+        else:
+            seen[k] = index
+    return problems
+
+
+def _sources(file: str, entry: str, sources: tuple[str, ...]) -> list[Problem]:
+    if not sources or not all(isinstance(s, str) and s.strip() for s in sources):
+        return [Problem(file, entry, "has no source: every fact must say where it came from")]
+    return []
+
+
+def _check_cuda(matrix: Matrix, file: str) -> list[Problem]:
+    problems = _duplicates(matrix.cuda_releases, lambda r: r.version, file, "releases")
+    problems += _duplicates(matrix.cuda_majors, lambda m: m.major, file, "majors")
+    majors = {m.major for m in matrix.cuda_majors}
+    for i, rel in enumerate(matrix.cuda_releases):
+        entry = f"releases[{i}] ({rel.version})"
+        problems += _sources(file, entry, rel.sources)
+        if not _CUDA_MINOR.match(rel.version):
+            problems.append(Problem(file, entry, f"version {rel.version!r} is not a CUDA minor like '12.4'"))
+            continue
+        for field, value in (
+            ("min_driver_linux", rel.min_driver_linux),
+            ("min_driver_windows", rel.min_driver_windows),
+        ):
+            if value is not None and not _DRIVER.match(value):
+                problems.append(
+                    Problem(file, entry, f"{field} {value!r} is not a driver version like '550.54.14'")
+                )
+        for cc in rel.compute_capabilities:
+            if not _CUDA_MINOR.match(cc):
+                problems.append(Problem(file, entry, f"compute capability {cc!r} is not like '8.6'"))
+        if int(rel.version.split(".")[0]) not in majors:
+            problems.append(
+                Problem(file, entry, f"CUDA major {rel.version.split('.')[0]} has no entry under majors")
+            )
+    for i, major in enumerate(matrix.cuda_majors):
+        entry = f"majors[{i}] ({major.major})"
+        problems += _sources(file, entry, major.sources)
+        for field, value in (
+            ("minor_compat_driver_linux", major.minor_compat_driver_linux),
+            ("minor_compat_driver_windows", major.minor_compat_driver_windows),
+        ):
+            if value is not None and not _DRIVER.match(value):
+                problems.append(Problem(file, entry, f"{field} {value!r} is not a driver version"))
+        for cudnn in major.cudnn_majors:
+            if not _MAJOR.match(cudnn):
+                problems.append(Problem(file, entry, f"cudnn major {cudnn!r} is not a number"))
+        for image in major.docker_images:
+            if not image.cuda_version.startswith(f"{major.major}."):
+                problems.append(
+                    Problem(file, entry, f"image {image.tag} is CUDA {image.cuda_version}, not {major.major}")
+                )
+            if not image.sources:
+                problems.append(Problem(file, entry, f"image {image.tag} has no source"))
+    return problems
+
+
+def _check_builds(matrix: Matrix, file: str) -> list[Problem]:
+    problems = _duplicates(
+        matrix.builds, lambda b: (b.package, b.ort_version, b.cuda_version, b.index_url), file, "builds"
+    )
+    releases = {r.version for r in matrix.cuda_releases}
+    majors = {m.major: m for m in matrix.cuda_majors}
+    trt = {(t.version, t.cuda_major) for t in matrix.tensorrt}
+    for i, build in enumerate(matrix.builds):
+        entry = f"builds[{i}] ({build.ort_version}, CUDA {build.cuda_version})"
+        problems += _sources(file, entry, build.sources)
+        reasons = []
+        if not _ORT_VERSION.match(build.ort_version):
+            reasons.append(f"ort_version {build.ort_version!r} is not a release version like '1.20.0'")
+        if not _CUDA_MINOR.match(build.cuda_version):
+            reasons.append(f"cuda_version {build.cuda_version!r} is not a CUDA minor like '12.4'")
+        elif build.cuda_version not in releases:
+            reasons.append(f"cuda_version {build.cuda_version} has no CUDA release in cuda.yaml")
+        else:
+            major = majors.get(build.cuda_major)
+            if build.cudnn_version is not None and not _MAJOR.match(build.cudnn_version):
+                reasons.append(f"cudnn_version {build.cudnn_version!r} is not a cuDNN major like '9'")
+            elif (
+                major
+                and build.cudnn_version
+                and major.cudnn_majors
+                and build.cudnn_version not in major.cudnn_majors
+            ):
+                reasons.append(
+                    f"cuDNN {build.cudnn_version} does not exist for CUDA {build.cuda_major} "
+                    f"(cuda.yaml lists {', '.join(major.cudnn_majors)})"
+                )
+            if build.tensorrt_version and (build.tensorrt_version, build.cuda_major) not in trt:
+                reasons.append(
+                    f"tensorrt_version {build.tensorrt_version} for CUDA {build.cuda_major} "
+                    "is not in tensorrt.yaml"
+                )
+        if build.tensorrt_version is not None and not _DOTTED.match(build.tensorrt_version):
+            reasons.append(f"tensorrt_version {build.tensorrt_version!r} is not a version")
+        if not build.python:
+            reasons.append("lists no Python versions")
+        reasons += [
+            f"python {p!r} is not like '3.12' or '3.13t'" for p in build.python if not _PYTHON.match(p)
+        ]
+        if not build.platforms:
+            reasons.append("lists no platforms")
+        for plat in build.platforms:
+            if plat.platform not in PLATFORMS:
+                reasons.append(f"unknown platform {plat.platform!r} (known: {', '.join(PLATFORMS)})")
+            elif plat.platform.startswith("linux") and (
+                plat.glibc_min is None or not _CUDA_MINOR.match(plat.glibc_min)
+            ):
+                reasons.append(f"{plat.platform} needs a glibc_min like '2.28', got {plat.glibc_min!r}")
+            elif plat.platform.startswith("windows") and plat.glibc_min is not None:
+                reasons.append(f"{plat.platform} cannot have a glibc_min")
+        if len({p.platform for p in build.platforms}) != len(build.platforms):
+            reasons.append("lists a platform twice")
+        if build.index_url is not None and not _URL.match(build.index_url):
+            reasons.append(f"index_url {build.index_url!r} is not an http(s) URL")
+        reasons += [
+            f"requirement {r!r} is not a pip requirement"
+            for r in build.requirements
+            if not _REQUIREMENT.match(r)
+        ]
+        reasons += [
+            f"cuda_arch {a!r} is not like '8.6'" for a in build.cuda_archs or () if not _CUDA_MINOR.match(a)
+        ]
+        if not build.confirmed and not build.notes:
+            reasons.append("is not confirmed from the wheel and has no notes saying why")
+        problems += [Problem(file, entry, reason) for reason in reasons]
+    return problems
+
+
+def _check_wheels(matrix: Matrix, file: str) -> list[Problem]:
+    problems = _duplicates(matrix.library_wheels, lambda w: (w.package, w.version), file, "wheels")
+    releases = {r.version for r in matrix.cuda_releases}
+    majors = {m.major: m for m in matrix.cuda_majors}
+    for i, wheel in enumerate(matrix.library_wheels):
+        entry = f"wheels[{i}] ({wheel.package} {wheel.version})"
+        problems += _sources(file, entry, wheel.sources)
+        if not _DOTTED.match(wheel.version):
+            problems.append(Problem(file, entry, f"version {wheel.version!r} is not a version"))
+        if _MAJOR.match(wheel.cuda_version):
+            major_number = int(wheel.cuda_version)
+            if wheel.library != "cudnn":
+                problems.append(
+                    Problem(file, entry, "only cuDNN rows may map to a CUDA major; give the CUDA minor")
+                )
+        elif wheel.cuda_version in releases:
+            major_number = int(wheel.cuda_version.split(".")[0])
+        else:
+            problems.append(
+                Problem(file, entry, f"cuda_version {wheel.cuda_version!r} has no CUDA release in cuda.yaml")
+            )
+            continue
+        major = majors.get(major_number)
+        if major is None:
+            problems.append(Problem(file, entry, f"CUDA major {major_number} is not in cuda.yaml"))
+        elif major.pip_packages and major.pip_packages.get(wheel.library) not in (None, wheel.package):
+            problems.append(
+                Problem(
+                    file,
+                    entry,
+                    f"CUDA {major_number}'s {wheel.library} is {major.pip_packages[wheel.library]}, "
+                    f"not {wheel.package}",
+                )
+            )
+    return problems
+
+
+def _check_tensorrt(matrix: Matrix, file: str) -> list[Problem]:
+    problems = _duplicates(matrix.tensorrt, lambda t: (t.version, t.cuda_major), file, "releases")
+    majors = {m.major for m in matrix.cuda_majors}
+    for i, rel in enumerate(matrix.tensorrt):
+        entry = f"releases[{i}] ({rel.version}, CUDA {rel.cuda_major})"
+        problems += _sources(file, entry, rel.sources)
+        if not _DOTTED.match(rel.version):
+            problems.append(Problem(file, entry, f"version {rel.version!r} is not a version"))
+        if rel.cuda_major not in majors:
+            problems.append(Problem(file, entry, f"CUDA major {rel.cuda_major} is not in cuda.yaml"))
+        problems += [
+            Problem(file, entry, f"{r!r} is not a pip requirement")
+            for r in rel.packages
+            if not _REQUIREMENT.match(r)
+        ]
+    return problems

@@ -1,0 +1,242 @@
+"""`ortprov matrix update`: add new onnxruntime-gpu releases from a package index to a cached matrix.
+
+The index is read through the Simple API (PEP 691 JSON, so mirrors work too); each new release's facts
+are read from its wheels by HTTP range requests (provisioner.ziprange) without downloading them. The
+result is validated like the shipped data and written to the user cache dir; it never replaces data with
+more builds, and when the index cannot be reached the shipped (or cached) data stays in use.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from provisioner.derive import (
+    PYPI_SIMPLE,
+    IndexError_,
+    build_from_facts,
+    list_project_files,
+    read_release,
+    wheels_by_version,
+)
+from provisioner.matrix import Matrix, OrtBuild, clear_memo, load_matrix, parse_files
+from provisioner.serde import to_jsonable
+
+PROJECT = "onnxruntime-gpu"
+OLDEST = (1, 14, 0)
+_RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
+
+
+@dataclass(frozen=True)
+class UpdateResult:
+    """What an update did: status is updated | unchanged | offline | kept."""
+
+    status: str
+    index_url: str
+    data_date: str
+    builds_before: int
+    builds_after: int
+    added: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()  # "1.32.0: reason"
+    written_to: str | None = None
+    notices: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
+
+
+def _neighbour(builds: tuple[OrtBuild, ...], version: str) -> OrtBuild | None:
+    older = [b for b in builds if b.index_url is None and _version_key(b.ort_version) < _version_key(version)]
+    if not older:
+        return None
+    best = max(older, key=lambda b: _version_key(b.ort_version))
+    return replace(best, ort_version=version, tensorrt_version=None, cuda_archs=None)
+
+
+def update_matrix(
+    index_url: str = PYPI_SIMPLE,
+    timeout: float = 20.0,
+    retries: int = 2,
+    cache_dir: Path | None = None,
+    limit: int | None = None,
+    today: str | None = None,
+) -> UpdateResult:
+    """Refresh the cached matrix from `index_url` (see the module docstring); `limit`: newest N new only."""
+    import requests
+
+    from provisioner.cachedir import cached_matrices_dir
+    from provisioner.ziprange import HttpRangeSource, ZipRangeError
+
+    target = cache_dir or cached_matrices_dir()
+    base = load_matrix()
+    before = len(base.builds)
+    session = requests.Session()
+    session.headers["User-Agent"] = "ortprov-matrix-update"
+    try:
+        files = list_project_files(session, index_url, PROJECT, timeout=timeout, retries=retries)
+    except IndexError_ as exc:
+        return UpdateResult(
+            status="offline",
+            index_url=index_url,
+            data_date=base.date,
+            builds_before=before,
+            builds_after=before,
+            notices=(f"could not read the index ({exc}); still using the {_describe(base)}",),
+        )
+    known = {b.ort_version for b in base.builds if b.index_url is None}
+    on_index = wheels_by_version(files, PROJECT)
+    new = sorted(
+        (v for v in on_index if _RELEASE.match(v) and _version_key(v) >= OLDEST and v not in known),
+        key=_version_key,
+        reverse=True,
+    )
+    if limit is not None:
+        new = new[:limit]
+    majors = {m.major: m for m in base.cuda_majors}
+    added: list[OrtBuild] = []
+    skipped: list[str] = []
+    for version in new:
+        try:
+            facts = read_release(
+                version,
+                on_index[version],
+                lambda url: HttpRangeSource(url, session=session, timeout=timeout, retries=retries),
+            )
+        except (ZipRangeError, OSError, ValueError) as exc:
+            skipped.append(f"{version}: could not read the wheels ({exc})")
+            continue
+        build, notes = build_from_facts(
+            version, on_index[version], facts, majors, fallback=_neighbour(base.builds, version)
+        )
+        if build is None:
+            skipped.append(f"{version}: {'; '.join(notes)}")
+            continue
+        problem = _problem_with(base, build)
+        if problem:
+            skipped.append(f"{version}: {problem}")
+            continue
+        added.append(build)
+    if not added:
+        status = "unchanged"
+        return UpdateResult(status, index_url, base.date, before, before, skipped=tuple(skipped))
+    date = today or datetime.date.today().isoformat()
+    texts = render_files(base, base.builds + tuple(added), date)
+    result = parse_files(texts, origin=str(target))  # validate exactly what will be written
+    existing = _existing_cache(target)
+    if existing is not None and len(existing.builds) > len(result.builds):
+        return UpdateResult(
+            "kept",
+            index_url,
+            existing.date,
+            before,
+            len(existing.builds),
+            skipped=tuple(skipped),
+            notices=(
+                f"the cached matrix in {target} has more builds ({len(existing.builds)}) "
+                "than the refresh: kept it",
+            ),
+        )
+    write_files(target, texts)
+    clear_memo()
+    return UpdateResult(
+        "updated",
+        index_url,
+        date,
+        before,
+        len(result.builds),
+        added=tuple(b.ort_version for b in added),
+        skipped=tuple(skipped),
+        written_to=str(target),
+    )
+
+
+def _describe(matrix: Matrix) -> str:
+    where = "shipped data" if matrix.origin == "shipped" else f"cached data in {matrix.origin}"
+    return f"{where} from {matrix.date}"
+
+
+def _problem_with(base: Matrix, build: OrtBuild) -> str | None:
+    """Why adding this build would make the matrix invalid (a CUDA version it does not know ...), or None."""
+    from provisioner.matrix_check import check_matrix
+
+    trial = replace(base, builds=base.builds + (build,))
+    files = {
+        "builds": "onnxruntime-gpu.yaml",
+        "cuda": "cuda.yaml",
+        "wheels": "nvidia-wheels.yaml",
+        "tensorrt": "tensorrt.yaml",
+    }
+    before = {str(p) for p in check_matrix(base, files)}
+    problems = [p for p in check_matrix(trial, files) if str(p) not in before]
+    return "; ".join(p.reason for p in problems) or None
+
+
+def _existing_cache(target: Path) -> Matrix | None:
+    from provisioner.errors import DataError
+
+    if not (target / "onnxruntime-gpu.yaml").is_file():
+        return None
+    try:
+        return load_matrix(target)
+    except DataError:
+        return None
+
+
+def _plain(record: Any) -> Any:
+    """A record as YAML-ready data, leaving out fields that hold their default."""
+    import dataclasses
+
+    data = to_jsonable(record)
+    for f in dataclasses.fields(record):
+        if (
+            f.default is not dataclasses.MISSING
+            and to_jsonable(f.default) == data[f.name]
+            and f.name != "confirmed"
+        ):
+            del data[f.name]
+    return data
+
+
+def render_files(base: Matrix, builds: tuple[OrtBuild, ...], date: str) -> dict[str, str]:
+    """The four YAML files of a matrix with these builds, all dated `date`."""
+    import yaml
+
+    ordered = sorted(builds, key=lambda b: (_version_key(b.ort_version), b.index_url is None), reverse=True)
+
+    def dump(header: str, body: dict[str, Any]) -> str:
+        document = {"schema_version": base.schema_version, "date": date, **body}
+        return header + yaml.safe_dump(document, sort_keys=False, width=200)
+
+    note = f"# Written by `ortprov matrix update` on {date}; schema: docs/matrix.md.\n"
+    return {
+        "onnxruntime-gpu.yaml": dump(note, {"builds": [_plain(b) for b in ordered]}),
+        "cuda.yaml": dump(
+            note,
+            {
+                "releases": [_plain(r) for r in base.cuda_releases],
+                "majors": [_plain(m) for m in base.cuda_majors],
+            },
+        ),
+        "nvidia-wheels.yaml": dump(note, {"wheels": [_plain(w) for w in base.library_wheels]}),
+        "tensorrt.yaml": dump(note, {"releases": [_plain(t) for t in base.tensorrt]}),
+    }
+
+
+def write_files(target: Path, texts: dict[str, str]) -> None:
+    """Write each file atomically (temp file + rename), so a crash never leaves half a file."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name, text in texts.items():
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=target)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(tmp, target / name)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

@@ -1,0 +1,265 @@
+"""Facts of an onnxruntime-gpu wheel read from its members, and from its file name.
+
+Pure parsers (build_and_package_info.py, METADATA, onnxruntime/__init__.py, the ELF dynamic string table
+of a provider library, a wheel file name) plus `read_wheel_facts(source)`, which pulls just the members it
+needs out of a `RangeSource` (see provisioner.ziprange). Shared by `provisioner.update` and the maintainer
+script `matrices/derive_release.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import struct
+from dataclasses import dataclass, field
+
+from provisioner.ziprange import RangeSource, ZipEntry, central_directory, read_member
+
+BUILD_INFO = "onnxruntime/capi/build_and_package_info.py"
+INIT = "onnxruntime/__init__.py"
+CUDA_PROVIDER = "onnxruntime/capi/libonnxruntime_providers_cuda.so"
+TENSORRT_PROVIDER = "onnxruntime/capi/libonnxruntime_providers_tensorrt.so"
+PROVIDER_PREFIX_BYTES = 4_000_000  # the dynamic string table sits in the first MBs of the library
+
+# Sonames that every Linux binary links: not worth listing as "libraries it loads".
+_SYSTEM_LIBS = re.compile(r"^(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[\w-]*)\.so")
+_SONAME = re.compile(rb"(?<=\x00)(lib[A-Za-z0-9_+\-]+\.so(?:\.[0-9]+)*)(?=\x00)")
+_WHEEL_NAME = re.compile(
+    r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-(?P<build>\d[^-]*))?-(?P<python>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$"
+)
+_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(x86_64|aarch64)$")
+_LEGACY_MANYLINUX = {"manylinux2014": "2.17", "manylinux2010": "2.12", "manylinux1": "2.5"}
+
+
+@dataclass(frozen=True)
+class WheelName:
+    """What a wheel's file name says: version, Python ("3.13t" for free-threaded), platform, glibc floor."""
+
+    filename: str
+    distribution: str
+    version: str
+    python: str  # "3.12", "3.13t"
+    platform: str  # linux-x86_64 | linux-aarch64 | windows-amd64 | other tag
+    glibc_min: str | None
+
+
+@dataclass(frozen=True)
+class WheelFacts:
+    """What one wheel says about itself."""
+
+    build_info: dict[str, str]
+    cuda_version: str | None
+    cudnn_version: str | None  # major, where build info names it
+    requires_python: str | None
+    extras: dict[str, tuple[str, ...]]  # extra -> requirement strings (without the marker)
+    preload_dlls: bool
+    cuda_provider_libraries: tuple[str, ...] | None  # None: no CUDA provider, or not read
+    tensorrt_provider_libraries: tuple[str, ...] | None
+    members: tuple[str, ...] = field(default=(), repr=False)
+
+    @property
+    def tensorrt_major(self) -> int | None:
+        """10 when the TensorRT provider links libnvinfer.so.10."""
+        for lib in self.tensorrt_provider_libraries or ():
+            match = re.fullmatch(r"libnvinfer\.so\.(\d+)", lib)
+            if match:
+                return int(match.group(1))
+        return None
+
+    @property
+    def cudnn_major_linked(self) -> str | None:
+        """The cuDNN major the CUDA provider links directly (older releases), e.g. "8"."""
+        for lib in self.cuda_provider_libraries or ():
+            match = re.fullmatch(r"libcudnn\.so\.(\d+)", lib)
+            if match:
+                return match.group(1)
+        return None
+
+    @property
+    def cudart_major_linked(self) -> str | None:
+        """The CUDA major of libcudart the CUDA provider links, e.g. "12"."""
+        for lib in self.cuda_provider_libraries or ():
+            match = re.fullmatch(r"libcudart\.so\.(\d+)", lib)
+            if match:
+                return match.group(1)
+        return None
+
+
+def parse_wheel_name(filename: str) -> WheelName | None:
+    """Parse `onnxruntime_gpu-1.20.0-cp313-cp313t-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl`."""
+    match = _WHEEL_NAME.match(filename)
+    if not match:
+        return None
+    py_tag, abi = match["python"].split(".")[0], match["abi"]
+    digits = re.fullmatch(r"cp(\d)(\d+)", py_tag)
+    if not digits:
+        return None
+    python = f"{digits.group(1)}.{digits.group(2)}" + ("t" if abi.endswith("t") else "")
+    platform, glibc = _platform(match["plat"])
+    return WheelName(filename, match["name"], match["version"], python, platform, glibc)
+
+
+def _platform(tags: str) -> tuple[str, str | None]:
+    floors: list[tuple[int, int]] = []
+    arch = None
+    for tag in tags.split("."):
+        if tag == "win_amd64":
+            return "windows-amd64", None
+        modern = _MANYLINUX.match(tag)
+        if modern:
+            floors.append((int(modern.group(1)), int(modern.group(2))))
+            arch = modern.group(3)
+            continue
+        for legacy, floor in _LEGACY_MANYLINUX.items():
+            if tag.startswith(legacy + "_"):
+                major, minor = floor.split(".")
+                floors.append((int(major), int(minor)))
+                arch = tag[len(legacy) + 1 :]
+    if arch and floors:
+        low = min(floors)
+        return f"linux-{arch}", f"{low[0]}.{low[1]}"
+    return tags, None
+
+
+def parse_build_info(text: str) -> dict[str, str]:
+    """The constant string assignments of build_and_package_info.py (read, never executed)."""
+    values: dict[str, str] = {}
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return values
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            values[node.targets[0].id] = node.value.value
+    return values
+
+
+def parse_metadata(text: str) -> tuple[str | None, dict[str, tuple[str, ...]]]:
+    """(Requires-Python, extra -> requirements) from a METADATA file."""
+    requires_python = None
+    extras: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            break  # the body (long description) starts
+        key, _, value = line.partition(":")
+        value = value.strip()
+        if key == "Requires-Python":
+            requires_python = value
+        elif key == "Provides-Extra":
+            extras.setdefault(value, [])
+        elif key == "Requires-Dist" and ";" in value:
+            requirement, _, marker = value.partition(";")
+            found = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", marker)
+            if found:
+                extras.setdefault(found.group(1), []).append(requirement.strip().replace(" ", ""))
+    return requires_python, {name: tuple(reqs) for name, reqs in extras.items()}
+
+
+def has_preload_dlls(init_text: str) -> bool:
+    """True when onnxruntime/__init__.py defines (or imports) preload_dlls."""
+    return bool(re.search(r"^\s*def preload_dlls\b|\bimport\b.*\bpreload_dlls\b", init_text, re.MULTILINE))
+
+
+def elf_needed_sonames(prefix: bytes) -> tuple[str, ...] | None:
+    """The libraries an ELF shared object needs, from its first bytes; None when they are not there.
+
+    Exact when the dynamic segment lies inside `prefix` (DT_NEEDED entries). Otherwise the versioned
+    sonames of the dynamic string table found in the prefix (DT_NEEDED and version-requirement names;
+    the table sits early unless patchelf moved it to the end of the file, in which case: None).
+    System libraries are left out.
+    """
+    if not prefix.startswith(b"\x7fELF") or prefix[4] != 2 or prefix[5] != 1:
+        return None
+    needed = _dt_needed(prefix)
+    # Versioned sonames in the string tables: DT_NEEDED and version-need names, and the entries ORT's
+    # setup.py removed from DT_NEEDED with patchelf (older wheels preload those through _ld_preload.py).
+    named = [m.decode() for m in _SONAME.findall(prefix) if re.search(rb"\.so\.\d", m)]
+    names = (needed or []) + named if needed is not None or named else None
+    if names is None:
+        return None
+    return tuple(sorted({name for name in names if not _SYSTEM_LIBS.match(name)}))
+
+
+def _dt_needed(data: bytes) -> list[str] | None:
+    """DT_NEEDED names of a little-endian ELF64 object, or None when its dynamic table is not in `data`."""
+    try:
+        phoff, phentsize, phnum = (
+            struct.unpack_from("<Q", data, 0x20)[0],
+            *struct.unpack_from("<HH", data, 0x36),
+        )
+        loads, dynamic = [], None
+        for i in range(phnum):
+            p_type, _, offset, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+            if p_type == 1:
+                loads.append((vaddr, offset, filesz))
+            elif p_type == 2:
+                dynamic = (offset, filesz)
+        if dynamic is None or dynamic[0] + dynamic[1] > len(data):
+            return None
+        needed, strtab = [], None
+        for pos in range(dynamic[0], dynamic[0] + dynamic[1], 16):
+            tag, value = struct.unpack_from("<qQ", data, pos)
+            if tag == 0:
+                break
+            if tag == 1:
+                needed.append(value)
+            elif tag == 5:
+                strtab = value
+        if strtab is None:
+            return None
+        base = next((strtab - v + o for v, o, size in loads if v <= strtab < v + size), None)
+        if base is None:
+            return None
+        names = []
+        for offset in needed:
+            start = base + offset
+            end = data.index(b"\x00", start)
+            names.append(data[start:end].decode("utf-8", "replace"))
+        return names
+    except (struct.error, ValueError):
+        return None
+
+
+def read_wheel_facts(source: RangeSource, read_libraries: bool = True) -> WheelFacts:
+    """Read build info, METADATA, __init__.py and (optionally) the provider libraries' sonames."""
+    entries = central_directory(source)
+    metadata_name = next((n for n in entries if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)), None)
+
+    def text(name: str | None) -> str:
+        return (
+            read_member(source, entries[name]).decode("utf-8", "replace") if name in entries and name else ""
+        )
+
+    build_info = parse_build_info(text(BUILD_INFO))
+    requires_python, extras = parse_metadata(text(metadata_name))
+    preload = has_preload_dlls(text(INIT))
+    cuda_libs = _provider_libs(source, entries, CUDA_PROVIDER) if read_libraries else None
+    trt_libs = _provider_libs(source, entries, TENSORRT_PROVIDER) if read_libraries else None
+    cudnn = build_info.get("cudnn_version")
+    return WheelFacts(
+        build_info=build_info,
+        cuda_version=build_info.get("cuda_version") or None,
+        cudnn_version=cudnn.split(".")[0] if cudnn else None,
+        requires_python=requires_python,
+        extras=extras,
+        preload_dlls=preload,
+        cuda_provider_libraries=cuda_libs,
+        tensorrt_provider_libraries=trt_libs,
+        members=tuple(entries),
+    )
+
+
+def _provider_libs(source: RangeSource, entries: dict[str, ZipEntry], name: str) -> tuple[str, ...] | None:
+    if name not in entries:
+        return None
+    own = name.rsplit("/", 1)[1]
+    libs = elf_needed_sonames(read_member(source, entries[name], PROVIDER_PREFIX_BYTES))
+    if libs is None:
+        return None
+    return tuple(lib for lib in libs if lib != own and not lib.startswith("libonnxruntime"))

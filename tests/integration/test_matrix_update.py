@@ -1,0 +1,251 @@
+"""`ortprov matrix update` against a loopback index that honours Range requests (and one live PyPI run)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from provisioner.matrix import builds_for, clear_memo, load_matrix, shipped_dir
+from provisioner.update import update_matrix
+from tests.integration.range_index import RangeIndex
+from tests.support.wheels import WheelSpec, build_wheel
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDED = (
+    Path(__file__).parent / "data" / "simple-onnxruntime-gpu.json"
+)  # real PyPI answer, trimmed to 1.31.1
+FILES = ("onnxruntime-gpu.yaml", "cuda.yaml", "nvidia-wheels.yaml", "tensorrt.yaml")
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("ORTPROV_CACHE_DIR", str(directory))
+    clear_memo()
+    yield directory
+    clear_memo()
+
+
+def gpu_wheel(dest: Path, version: str, tag: str, cuda: str = "13.0", padding: int = 3_000_000) -> Path:
+    """An onnxruntime-gpu wheel with the members update reads, plus MBs of padding it must not download."""
+    return build_wheel(
+        dest,
+        WheelSpec(
+            "onnxruntime-gpu",
+            version,
+            requires=(
+                "numpy>=1.21.6",
+                'nvidia-cuda-runtime~=13.0; extra == "cuda"',
+                'nvidia-cufft~=12.0; extra == "cuda"',
+                'nvidia-cudnn-cu13~=9.0; extra == "cudnn"',
+            ),
+            extras=("cuda", "cudnn"),
+            files={
+                "onnxruntime/__init__.py": "def preload_dlls(cuda=True, cudnn=True):\n    pass\n",
+                "onnxruntime/capi/build_and_package_info.py": (
+                    f"package_name = 'onnxruntime-gpu'\n__version__ = '{version}'\ncuda_version = '{cuda}'\n"
+                ),
+            },
+            tag=tag,
+            padding=padding,
+        ),
+    )
+
+
+def index_page(server: RangeIndex, wheels: list[Path]) -> dict:
+    """The recorded PyPI response, with our wheels added (URLs relative, as PyPI mirrors often send)."""
+    page = json.loads(RECORDED.read_text())
+    page["files"] = page["files"] + [
+        {
+            "filename": w.name,
+            "url": f"../../files/{w.name}",
+            "hashes": {},
+            "requires-python": ">=3.11",
+            "yanked": False,
+        }
+        for w in wheels
+    ]
+    return page
+
+
+def test_update_adds_a_new_release_read_by_ranges(tmp_path: Path, cache: Path) -> None:
+    files = tmp_path / "files"
+    wheels = [
+        gpu_wheel(files, "1.32.0", "cp312-cp312-manylinux_2_28_x86_64"),
+        gpu_wheel(files, "1.32.0", "cp313-cp313t-manylinux_2_28_x86_64"),
+        gpu_wheel(files, "1.32.0", "cp312-cp312-win_amd64"),
+    ]
+    with RangeIndex(files) as server:
+        server.pages["onnxruntime-gpu"] = index_page(server, wheels)
+        result = update_matrix(index_url=f"{server.url}/simple/", timeout=5, retries=0, today="2026-12-24")
+        assert server.full_downloads == []
+        for wheel in wheels[:2]:  # one wheel per platform is read, a few KB of each
+            assert server.sent.get(wheel.name, 0) < 100_000 < wheel.stat().st_size
+    assert result.status == "updated", result
+    assert result.added == ("1.32.0",) and result.builds_after == result.builds_before + 1
+    assert result.written_to == str(cache / "matrices")
+    matrix = load_matrix()
+    assert matrix.origin == str(cache / "matrices") and matrix.date == "2026-12-24"
+    (build,) = builds_for(matrix, "1.32.0")
+    assert (build.cuda_version, build.cudnn_version, build.index_url) == ("13.0", "9", None)
+    assert build.python == ("3.12", "3.13t") and build.extras == ("cuda", "cudnn") and build.preload_dlls
+    assert {p.platform: p.glibc_min for p in build.platforms} == {
+        "linux-x86_64": "2.28",
+        "windows-amd64": None,
+    }
+    assert "nvidia-cudnn-cu13~=9.0" in build.requirements and build.confirmed
+    assert len(matrix.builds) == len(load_matrix(use_cache=False).builds) + 1  # nothing lost
+
+
+def test_unknown_cuda_version_is_skipped_not_written(tmp_path: Path, cache: Path) -> None:
+    files = tmp_path / "files"
+    wheels = [gpu_wheel(files, "1.33.0", "cp312-cp312-manylinux_2_28_x86_64", cuda="13.9", padding=0)]
+    with RangeIndex(files) as server:
+        server.pages["onnxruntime-gpu"] = index_page(server, wheels)
+        result = update_matrix(index_url=f"{server.url}/simple/", timeout=5, retries=0)
+    assert result.status == "unchanged" and result.added == ()
+    assert any(s.startswith("1.33.0: ") and "13.9 has no CUDA release" in s for s in result.skipped)
+    assert not (cache / "matrices").exists()
+
+
+def test_good_cache_is_never_replaced_by_one_with_fewer_builds(tmp_path: Path, cache: Path) -> None:
+    # A valid cache holding two extra releases but dated before the shipped data: load_matrix ignores it,
+    # yet an update that would only add one release must not overwrite it.
+    files = tmp_path / "files"
+    existing = cache / "matrices"
+    existing.mkdir(parents=True)
+    shipped = yaml.safe_load((shipped_dir() / "onnxruntime-gpu.yaml").read_text())
+    newest = next(b for b in shipped["builds"] if b["ort_version"] == "1.31.1" and not b.get("index_url"))
+    shipped["builds"] += [dict(newest, ort_version="1.32.0"), dict(newest, ort_version="1.33.0")]
+    shipped["date"] = "2025-01-01"
+    (existing / "onnxruntime-gpu.yaml").write_text(yaml.safe_dump(shipped, sort_keys=False))
+    for name in FILES[1:]:
+        (existing / name).write_text((shipped_dir() / name).read_text().replace("2026-11-22", "2025-01-01"))
+    before = {name: (existing / name).read_text() for name in FILES}
+    wheels = [gpu_wheel(files, "1.32.0", "cp312-cp312-manylinux_2_28_x86_64", padding=0)]
+    with RangeIndex(files) as server:
+        server.pages["onnxruntime-gpu"] = index_page(server, wheels)
+        result = update_matrix(index_url=f"{server.url}/simple/", timeout=5, retries=0)
+    assert result.status == "kept" and "has more builds" in result.notices[0]
+    assert {name: (existing / name).read_text() for name in FILES} == before
+
+
+def test_retries_transient_server_errors(tmp_path: Path, cache: Path) -> None:
+    files = tmp_path / "files"
+    wheels = [gpu_wheel(files, "1.32.0", "cp312-cp312-manylinux_2_28_x86_64", padding=0)]
+    with RangeIndex(files) as server:
+        server.pages["onnxruntime-gpu"] = index_page(server, wheels)
+        server.fail_next = 2
+        result = update_matrix(index_url=f"{server.url}/simple/", timeout=5, retries=2)
+    assert result.status == "updated" and result.added == ("1.32.0",)
+
+
+def test_offline_falls_back_to_shipped_data_with_a_notice(tmp_path: Path, cache: Path) -> None:
+    env = {**os.environ, "ORTPROV_CACHE_DIR": str(cache), "NO_COLOR": "1"}
+    # a port nothing listens on: take one from a server we then close
+    with RangeIndex(tmp_path) as server:
+        dead = server.url
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "provisioner",
+            "matrix",
+            "update",
+            "--index-url",
+            f"{dead}/simple/",
+            "--timeout",
+            "2",
+            "--retries",
+            "0",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert (
+        "notice: could not read the index" in result.stderr
+        and "still using the shipped data from" in result.stderr
+    )
+    assert "Traceback" not in result.stderr
+    assert not (cache / "matrices").exists()
+    shown = subprocess.run(
+        [sys.executable, "-m", "provisioner", "matrix", "check"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert shown.returncode == 0 and "matrix OK (shipped" in shown.stdout
+
+
+def test_cli_update_json(tmp_path: Path, cache: Path) -> None:
+    files = tmp_path / "files"
+    wheels = [gpu_wheel(files, "1.32.0", "cp312-cp312-manylinux_2_28_x86_64", padding=0)]
+    env = {**os.environ, "ORTPROV_CACHE_DIR": str(cache)}
+    with RangeIndex(files) as server:
+        server.pages["onnxruntime-gpu"] = index_page(server, wheels)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "provisioner",
+                "matrix",
+                "update",
+                "--index-url",
+                f"{server.url}/simple/",
+                "--json",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["status"] == "updated" and data["added"] == ["1.32.0"]
+    again = subprocess.run(
+        [sys.executable, "-m", "provisioner", "matrix", "show", "--ort", "1.32.0", "--json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(again.stdout)[0]["cuda_version"] == "13.0"
+
+
+@pytest.mark.network
+def test_live_update_from_pypi_reads_the_newest_release(tmp_path: Path, cache: Path) -> None:
+    """Bounded: a cache lacking 1.31.1 makes update read just that release's wheels (a few MB of ranges)."""
+    target = cache / "matrices"
+    target.mkdir(parents=True)
+    data = yaml.safe_load((shipped_dir() / "onnxruntime-gpu.yaml").read_text())
+    shipped_build = next(b for b in data["builds"] if b["ort_version"] == "1.31.1" and not b.get("index_url"))
+    data["builds"] = [b for b in data["builds"] if b["ort_version"] != "1.31.1"]
+    (target / "onnxruntime-gpu.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    for name in FILES[1:]:
+        (target / name).write_text((shipped_dir() / name).read_text())
+    result = update_matrix(timeout=30, retries=2, limit=1)
+    assert result.status == "updated" and result.added == ("1.31.1",)
+    (build,) = [b for b in builds_for(load_matrix(), "1.31.1") if b.index_url is None]
+    for key in (
+        "cuda_version",
+        "cudnn_version",
+        "requirements",
+        "libraries_linked",
+        "libraries_lazy",
+        "extras",
+    ):
+        assert json.loads(json.dumps(getattr(build, key))) == shipped_build.get(key, []), key

@@ -1,0 +1,119 @@
+"""`ortprov matrix check` and `ortprov matrix show`, run as the real CLI in a child process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from provisioner.matrix import shipped_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+KEYS = {
+    "ort_version",
+    "cuda_version",
+    "cudnn_version",
+    "tensorrt_version",
+    "index_url",
+    "python",
+    "platforms",
+}
+
+
+def ortprov(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ORTPROV_CACHE_DIR": str(cache), "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "provisioner", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    return tmp_path / "cache"
+
+
+def test_check_ok(cache: Path) -> None:
+    result = ortprov("matrix", "check", cache=cache)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("matrix OK (shipped")
+    assert "onnxruntime-gpu 1.14.0 .. 1.31.1" in result.stdout
+
+
+def test_check_json(cache: Path) -> None:
+    result = ortprov("matrix", "check", "--json", cache=cache)
+    data = json.loads(result.stdout)
+    assert result.returncode == 0 and data["valid"] is True and data["ort_newest"] == "1.31.1"
+
+
+def test_check_reports_every_problem_and_exits_1(tmp_path: Path, cache: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(shipped_dir(), broken, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    text = (broken / "onnxruntime-gpu.yaml").read_text()
+    (broken / "onnxruntime-gpu.yaml").write_text(
+        text.replace("cuda_version: '12.8'", "cuda_version: '12.7'", 1)
+    )
+    cuda = (broken / "cuda.yaml").read_text()
+    (broken / "cuda.yaml").write_text(cuda.replace("- version: '11.0'", "- version: eleven", 1))
+    result = ortprov("matrix", "check", "--dir", str(broken), cache=cache)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "error: the matrix is invalid (2 problems)" in result.stderr
+    assert "cuda.yaml: releases[0] (eleven): version 'eleven' is not a CUDA minor" in result.stderr
+    assert "has no CUDA release in cuda.yaml" in result.stderr and "Traceback" not in result.stderr
+    as_json = json.loads(ortprov("matrix", "check", "--dir", str(broken), "--json", cache=cache).stdout)
+    assert as_json["valid"] is False and len(as_json["problems"]) == 2
+
+
+def test_check_bad_dir_is_bad_input(tmp_path: Path, cache: Path) -> None:
+    result = ortprov("matrix", "check", "--dir", str(tmp_path / "nope"), cache=cache)
+    assert result.returncode == 2 and result.stderr.startswith("error: --dir")
+
+
+def test_show_json_one_object_per_build(cache: Path) -> None:
+    result = ortprov("matrix", "show", "--json", "--ort", "1.20", cache=cache)
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert {r["ort_version"] for r in rows} == {"1.20.0", "1.20.2"}
+    assert all(set(r) >= KEYS for r in rows)
+    pypi = [r for r in rows if r["index_url"] is None]
+    feed = [r for r in rows if r["index_url"] is not None]
+    assert pypi and all(r["cuda_version"] == "12.2" and r["cudnn_version"] == "9" for r in pypi)
+    assert feed and all(r["cuda_version"] == "11.8" and "onnxruntime-cuda-11" in r["index_url"] for r in feed)
+    assert "linux-x86_64 (glibc 2.27+)" in pypi[0]["platforms"] and "3.13t" in pypi[0]["python"]
+
+
+def test_show_table_filtered_by_cuda(cache: Path) -> None:
+    result = ortprov("matrix", "show", "--cuda", "13", cache=cache)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:4] == ["onnxruntime-gpu", "CUDA", "cuDNN", "TensorRT"]
+    body = lines[2 : lines.index("")]
+    assert body[0].startswith("1.31.1") and all(" 13.0 " in line for line in body)
+    assert "\x1b[" not in result.stdout
+
+
+def test_show_bad_filters_are_bad_input(cache: Path) -> None:
+    for args in (("--ort", "one.two"), ("--cuda", "twelve")):
+        result = ortprov("matrix", "show", *args, cache=cache)
+        assert result.returncode == 2, args
+        assert (
+            result.stderr.startswith("error: ")
+            and "hint: " in result.stderr
+            and "Traceback" not in result.stderr
+        )
+
+
+def test_show_nothing_matches(cache: Path) -> None:
+    result = ortprov("matrix", "show", "--ort", "0.1", cache=cache)
+    assert result.returncode == 1 and "no build matches --ort 0.1" in result.stdout
+    assert json.loads(ortprov("matrix", "show", "--ort", "0.1", "--json", cache=cache).stdout) == []
