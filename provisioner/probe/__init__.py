@@ -1,0 +1,60 @@
+"""Read the real host into HostFacts: nvml.py (driver, GPUs), system.py (OS, container, WSL),
+packages.py (the target interpreter's packages, in a child process), libraries.py (CUDA libraries)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from provisioner import __version__
+from provisioner.facts import HostFacts
+
+
+def detect_host(
+    python: str | None = None,
+    timeout: float = 20.0,
+    root: Path = Path("/"),
+    env: dict[str, str] | None = None,
+    nvml: Any = None,
+) -> HostFacts:
+    """Everything ortprov knows about this host and the target interpreter (`--python`, else the active env).
+
+    Raises BadInput for a --python that does not exist; every other problem becomes a probe_errors line.
+    `root`, `env` and `nvml` (a stand-in for the pynvml module) exist for tests.
+    """
+    from provisioner.probe import libraries, packages, system
+    from provisioner.probe import nvml as nvml_probe
+
+    env = dict(os.environ) if env is None else env
+    target = packages.resolve_python(python, env)
+    probe = packages.start_probe(target, timeout)  # runs while the other probes read the host
+    platform_info = system.read_platform(root)
+    environment = system.read_environment(root, env)
+    windows = platform_info.os == "windows"
+    driver = nvml_probe.read_driver(nvml=nvml, proc_root=root, env=env, use_procfs=platform_info.os == "linux")
+    ldconfig_text = libraries.read_ldconfig() if platform_info.os == "linux" else ""
+    report = probe.result()
+    places = libraries.search_places(
+        windows=windows,
+        wheels=report.nvidia_wheels,
+        torch=report.torch,
+        torch_requires=report.torch_requires,
+        conda_prefix=report.python.prefix if report.python and report.python.is_conda else None,
+        env=env,
+        root=root,
+    )
+    found = libraries.find_libraries(places, libraries.parse_ldconfig(ldconfig_text, platform_info.arch), windows)
+    return HostFacts(
+        platform=platform_info,
+        driver=driver.driver,
+        python=report.python,
+        gpus=driver.gpus,
+        environment=environment,
+        onnxruntime=report.onnxruntime,
+        torch=report.torch,
+        nvidia_wheels=report.nvidia_wheels,
+        libraries=found,
+        probe_errors=driver.errors + report.errors,
+        captured_by=f"ortprov {__version__}",
+    )

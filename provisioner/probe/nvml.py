@@ -1,0 +1,254 @@
+"""The NVIDIA driver and GPUs: NVML (nvidia-ml-py) first, /proc/driver/nvidia as the fallback on Linux.
+
+`read_driver(nvml=..., proc_root=..., env=...)` takes the NVML module as a parameter so tests pass a small
+fake implementing only the nvml* functions used here. Every NVML failure becomes a one-line DriverInfo.error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from provisioner.facts import DriverInfo, Gpu
+
+PROC_DRIVER = Path("proc/driver/nvidia")
+_NVRM_VERSION = re.compile(r"NVRM version:.*?\s(\d+\.\d+(?:\.\d+)?)\s")
+_FRIENDLY_ERRORS = {
+    "NVMLError_LibraryNotFound": "NVML library not found",
+    "NVMLError_DriverNotLoaded": "NVIDIA kernel driver not loaded",
+    "NVMLError_LibRmVersionMismatch": (
+        "Driver/library version mismatch (the loaded kernel module differs from the user-space driver: "
+        "reboot or reload the nvidia module)"
+    ),
+    "NVMLError_NoPermission": "no permission to access the NVIDIA devices",
+    "NVMLError_FunctionNotFound": "function not found in the NVML library (driver too old for nvidia-ml-py)",
+}
+
+
+@dataclass(frozen=True)
+class DriverReport:
+    """The driver, its GPUs (with visibility applied) and what could not be read."""
+
+    driver: DriverInfo
+    gpus: tuple[Gpu, ...] = ()
+    errors: tuple[str, ...] = ()
+
+
+def read_driver(
+    nvml: Any = None,
+    proc_root: Path = Path("/"),
+    env: dict[str, str] | None = None,
+    use_procfs: bool | None = None,
+) -> DriverReport:
+    """Driver version, CUDA version and GPUs; NVML first, procfs when NVML cannot answer."""
+    env = dict(os.environ) if env is None else env
+    use_procfs = (os.name != "nt") if use_procfs is None else use_procfs
+    nvml_error: str | None = None
+    if nvml is None and use_procfs and not nvml_library_loadable():
+        nvml_error = "NVML: " + _FRIENDLY_ERRORS["NVMLError_LibraryNotFound"]  # what pynvml would say
+    elif nvml is None:
+        try:
+            import pynvml as nvml_module
+        except ImportError:
+            nvml_module = None
+            nvml_error = "NVML: nvidia-ml-py is not installed"
+        nvml = nvml_module
+    report: DriverReport | None = None
+    if nvml is not None:
+        report, nvml_error = _read_nvml(nvml)
+    if report is None and use_procfs:
+        report = read_procfs(proc_root, nvml_error)
+    if report is None:
+        report = DriverReport(DriverInfo(present=False, source="none", error=nvml_error))
+    gpus = apply_visibility(report.gpus, env.get("CUDA_VISIBLE_DEVICES"), env.get("NVIDIA_VISIBLE_DEVICES"))
+    return replace(report, gpus=gpus)
+
+
+def nvml_library_loadable() -> bool:
+    """Linux: can libnvidia-ml.so.1 be loaded? pynvml tries exactly this; asking first saves importing it
+    (a large module) on machines without a driver."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return False
+    return True
+
+
+def describe_nvml_error(exc: BaseException) -> str:
+    """One line for an NVML exception: 'NVML: Driver/library version mismatch (...)'."""
+    for cls in type(exc).__mro__:
+        if cls.__name__ in _FRIENDLY_ERRORS:
+            return "NVML: " + _FRIENDLY_ERRORS[cls.__name__]
+    try:
+        text = str(exc).strip().splitlines()[0]
+    except (IndexError, Exception):
+        text = ""
+    return "NVML: " + (text or type(exc).__name__)
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def format_cuda_version(value: int) -> str:
+    """NVML's 13000 -> '13.0', 12040 -> '12.4'."""
+    return f"{value // 1000}.{(value % 1000) // 10}"
+
+
+def _read_nvml(nvml: Any) -> tuple[DriverReport | None, str | None]:
+    """(report, None) when NVML answered; (None, error line) when it could not initialise."""
+    try:
+        nvml.nvmlInit()
+    except Exception as exc:
+        return None, describe_nvml_error(exc)
+    errors: list[str] = []
+    try:
+        version = _text(nvml.nvmlSystemGetDriverVersion())
+        cuda_version = None
+        try:
+            cuda_version = format_cuda_version(int(nvml.nvmlSystemGetCudaDriverVersion_v2()))
+        except Exception as exc:
+            try:
+                cuda_version = format_cuda_version(int(nvml.nvmlSystemGetCudaDriverVersion()))
+            except Exception:
+                errors.append(f"CUDA driver version: {describe_nvml_error(exc)}")
+        gpus: list[Gpu] = []
+        count = int(nvml.nvmlDeviceGetCount())
+        for index in range(count):
+            try:
+                gpus.append(_read_gpu(nvml, index))
+            except Exception as exc:
+                errors.append(f"GPU {index}: {describe_nvml_error(exc)}")
+                gpus.append(Gpu(index=index, name="unreadable GPU"))
+    except Exception as exc:
+        error = describe_nvml_error(exc)
+        return DriverReport(DriverInfo(present=True, source="nvml", error=error), errors=(error,)), None
+    finally:
+        with contextlib.suppress(Exception):
+            nvml.nvmlShutdown()
+    driver = DriverInfo(present=True, version=version, cuda_version=cuda_version, source="nvml")
+    return DriverReport(driver, tuple(gpus), tuple(errors)), None
+
+
+def _optional(call: Any, *args: Any) -> Any:
+    try:
+        return call(*args)
+    except Exception:
+        return None
+
+
+def _read_gpu(nvml: Any, index: int) -> Gpu:
+    handle = nvml.nvmlDeviceGetHandleByIndex(index)
+    name = _text(nvml.nvmlDeviceGetName(handle))
+    capability = _optional(nvml.nvmlDeviceGetCudaComputeCapability, handle)
+    memory = _optional(nvml.nvmlDeviceGetMemoryInfo, handle)
+    uuid = _optional(nvml.nvmlDeviceGetUUID, handle)
+    pci = _optional(nvml.nvmlDeviceGetPciInfo, handle)
+    bus_id = getattr(pci, "busId", None) if pci is not None else None
+    return Gpu(
+        index=index,
+        name=name,
+        compute_capability=f"{capability[0]}.{capability[1]}" if capability else None,
+        memory_mib=int(memory.total) // (1024 * 1024) if memory is not None else None,
+        uuid=_text(uuid) if uuid else None,
+        pci_bus_id=_text(bus_id) if bus_id else None,
+    )
+
+
+def parse_nvrm_version(text: str) -> str | None:
+    """'NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.12  Wed Sep ...' -> '535.104.12'."""
+    match = _NVRM_VERSION.search(text + " ")
+    return match.group(1) if match else None
+
+
+def parse_gpu_information(text: str) -> dict[str, str]:
+    """Key/value lines of /proc/driver/nvidia/gpus/<bus>/information."""
+    values = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            values[key.strip()] = value.strip()
+    return values
+
+
+def read_procfs(proc_root: Path, nvml_error: str | None) -> DriverReport | None:
+    """Driver version and GPU names from /proc/driver/nvidia (no CUDA version, capability or memory there)."""
+    base = proc_root / PROC_DRIVER
+    try:
+        version = parse_nvrm_version((base / "version").read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
+    gpus: list[Gpu] = []
+    try:
+        folders = sorted(p for p in (base / "gpus").iterdir() if p.is_dir())
+    except OSError:
+        folders = []
+    for index, folder in enumerate(folders):
+        try:
+            info = parse_gpu_information((folder / "information").read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+        gpus.append(
+            Gpu(
+                index=index,
+                name=info.get("Model", "unknown NVIDIA GPU"),
+                uuid=info.get("GPU UUID") or None,
+                pci_bus_id=info.get("Bus Location") or folder.name,
+            )
+        )
+    driver = DriverInfo(present=True, version=version, source="procfs", error=nvml_error)
+    return DriverReport(driver, tuple(gpus))
+
+
+def _matches(token: str, gpu: Gpu, position: int) -> bool:
+    if token.isdigit():
+        return int(token) == position
+    return bool(gpu.uuid) and str(gpu.uuid).lower().startswith(token.lower())
+
+
+def _select(candidates: list[Gpu], tokens: list[str], stop_at_invalid: bool) -> list[Gpu]:
+    chosen: list[Gpu] = []
+    for token in tokens:
+        token = token.split(":", 1)[0] if token[:1].isdigit() else token  # "0:1" is MIG 1 of GPU 0
+        hits = [gpu for position, gpu in enumerate(candidates) if _matches(token, gpu, position)]
+        if not hits:
+            if stop_at_invalid:
+                break  # CUDA ignores everything after the first invalid entry ("-1" hides the rest)
+            continue
+        if hits[0] not in chosen:
+            chosen.append(hits[0])
+    return chosen
+
+
+def apply_visibility(
+    gpus: tuple[Gpu, ...], cuda_visible_devices: str | None, nvidia_visible_devices: str | None
+) -> tuple[Gpu, ...]:
+    """Mark GPUs hidden by NVIDIA_VISIBLE_DEVICES, then CUDA_VISIBLE_DEVICES, as visible=False.
+
+    NVIDIA_VISIBLE_DEVICES: "all" shows all; "none", "void" and "" hide all; a list of indices that NVML
+    already sees in full (the container runtime applied it and renumbered) shows all. CUDA_VISIBLE_DEVICES:
+    indices count among the GPUs still visible, UUIDs match by prefix, "" hides all, and CUDA ignores
+    everything after the first entry it cannot match.
+    """
+    visible = list(gpus)
+    if nvidia_visible_devices is not None:
+        value = nvidia_visible_devices.strip().lower()
+        tokens = [token.strip() for token in value.split(",") if token.strip()]
+        if value in ("none", "void", ""):
+            visible = []
+        elif value != "all":
+            indices_only = all(token.split(":", 1)[0].isdigit() for token in tokens)
+            if not (indices_only and len(set(tokens)) == len(visible)):
+                visible = _select(visible, tokens, stop_at_invalid=False)
+    if cuda_visible_devices is not None:
+        tokens = [token.strip() for token in cuda_visible_devices.split(",")]
+        tokens = [token for token in tokens if token] if cuda_visible_devices.strip() else []
+        visible = _select(visible, tokens, stop_at_invalid=True)
+    shown = {id(gpu) for gpu in visible}
+    return tuple(gpu if id(gpu) in shown else replace(gpu, visible=False) for gpu in gpus)

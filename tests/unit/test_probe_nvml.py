@@ -1,0 +1,313 @@
+"""provisioner.probe.nvml against a fake NVML module (only the nvml* functions the probe calls) and a
+temporary directory standing for /proc."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from provisioner.facts import Gpu
+from provisioner.probe import nvml as probe
+
+
+class NVMLError(Exception):
+    """Stands for pynvml.NVMLError; subclasses carry pynvml's class names."""
+
+
+class NVMLError_LibraryNotFound(NVMLError):  # noqa: N801 - pynvml's name
+    pass
+
+
+class NVMLError_DriverNotLoaded(NVMLError):  # noqa: N801
+    pass
+
+
+class NVMLError_LibRmVersionMismatch(NVMLError):  # noqa: N801
+    pass
+
+
+class NVMLError_NotSupported(NVMLError):  # noqa: N801
+    pass
+
+
+class NVMLError_FunctionNotFound(NVMLError):  # noqa: N801
+    pass
+
+
+@dataclass
+class Memory:
+    total: int
+
+
+@dataclass
+class Pci:
+    busId: str | bytes  # noqa: N815 - NVML's field name
+
+
+@dataclass
+class FakeDevice:
+    name: str | bytes
+    cc: tuple[int, int]
+    memory_bytes: int | None
+    uuid: str
+    bus_id: str | bytes
+
+
+class FakeNvml:
+    """The NVML calls probe.nvml makes, answering from a list of FakeDevice."""
+
+    def __init__(
+        self,
+        devices: list[FakeDevice],
+        driver: str | bytes = "580.159.04",
+        cuda: int = 13000,
+        init_error: Exception | None = None,
+        has_v2: bool = True,
+    ) -> None:
+        self.devices = devices
+        self.driver = driver
+        self.cuda = cuda
+        self.init_error = init_error
+        self.initialised = False
+        self.shutdowns = 0
+        if not has_v2:
+            self.nvmlSystemGetCudaDriverVersion_v2 = self._missing  # type: ignore[method-assign]
+
+    def _missing(self) -> int:
+        raise NVMLError_FunctionNotFound("Function Not Found")
+
+    def nvmlInit(self) -> None:
+        if self.init_error:
+            raise self.init_error
+        self.initialised = True
+
+    def nvmlShutdown(self) -> None:
+        self.shutdowns += 1
+
+    def nvmlSystemGetDriverVersion(self) -> str | bytes:
+        return self.driver
+
+    def nvmlSystemGetCudaDriverVersion_v2(self) -> int:
+        return self.cuda
+
+    def nvmlSystemGetCudaDriverVersion(self) -> int:
+        return self.cuda
+
+    def nvmlDeviceGetCount(self) -> int:
+        return len(self.devices)
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> FakeDevice:
+        return self.devices[index]
+
+    def nvmlDeviceGetName(self, handle: FakeDevice) -> str | bytes:
+        return handle.name
+
+    def nvmlDeviceGetCudaComputeCapability(self, handle: FakeDevice) -> tuple[int, int]:
+        return handle.cc
+
+    def nvmlDeviceGetMemoryInfo(self, handle: FakeDevice) -> Memory:
+        if handle.memory_bytes is None:
+            raise NVMLError_NotSupported("Not Supported")
+        return Memory(handle.memory_bytes)
+
+    def nvmlDeviceGetUUID(self, handle: FakeDevice) -> str:
+        return handle.uuid
+
+    def nvmlDeviceGetPciInfo(self, handle: FakeDevice) -> Pci:
+        return Pci(handle.bus_id)
+
+
+def h100(index: int = 0) -> FakeDevice:
+    return FakeDevice(
+        "NVIDIA H100 80GB HBM3",
+        (9, 0),
+        85520809984,
+        f"GPU-aaaa{index}-1111",
+        f"00000000:{index + 0x18:02X}:00.0",
+    )
+
+
+def four_gpus() -> list[FakeDevice]:
+    return [
+        FakeDevice(f"NVIDIA A100-SXM4-80GB #{i}", (8, 0), 80 * 1024**3, f"GPU-{i}abc-{i}", f"0000:0{i}:00.0")
+        for i in range(4)
+    ]
+
+
+def test_reads_driver_cuda_and_every_gpu() -> None:
+    fake = FakeNvml([h100(0), FakeDevice(b"NVIDIA GeForce RTX 3090", (8, 6), 24 * 1024**3, "GPU-b", b"0000:65:00.0")])
+    report = probe.read_driver(nvml=fake, env={})
+    assert report.driver.present and report.driver.source == "nvml" and report.driver.error is None
+    assert report.driver.version == "580.159.04"
+    assert report.driver.cuda_version == "13.0"
+    first, second = report.gpus
+    assert first == Gpu(
+        index=0,
+        name="NVIDIA H100 80GB HBM3",
+        compute_capability="9.0",
+        memory_mib=81559,
+        uuid="GPU-aaaa0-1111",
+        pci_bus_id="00000000:18:00.0",
+        visible=True,
+    )
+    assert (second.name, second.compute_capability, second.memory_mib, second.pci_bus_id) == (
+        "NVIDIA GeForce RTX 3090",
+        "8.6",
+        24576,
+        "0000:65:00.0",
+    )
+    assert fake.shutdowns == 1
+
+
+@pytest.mark.parametrize(("raw", "text"), [(13000, "13.0"), (12040, "12.4"), (11080, "11.8"), (12090, "12.9")])
+def test_cuda_version_format(raw: int, text: str) -> None:
+    assert probe.format_cuda_version(raw) == text
+
+
+def test_old_nvml_without_v2_falls_back_to_v1() -> None:
+    report = probe.read_driver(nvml=FakeNvml([h100()], cuda=11080, has_v2=False), env={})
+    assert report.driver.cuda_version == "11.8"
+
+
+def test_field_not_supported_leaves_it_empty() -> None:
+    device = FakeDevice("GRID vGPU", (7, 5), None, "GPU-x", "0000:01:00.0")
+    report = probe.read_driver(nvml=FakeNvml([device]), env={})
+    assert report.gpus[0].memory_mib is None and report.gpus[0].compute_capability == "7.5"
+
+
+def write_procfs(root: Path, version_line: str, gpus: dict[str, str] | None = None) -> None:
+    base = root / "proc/driver/nvidia"
+    base.mkdir(parents=True)
+    (base / "version").write_text(version_line + "\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n")
+    for bus, model in (gpus or {}).items():
+        folder = base / "gpus" / bus
+        folder.mkdir(parents=True)
+        (folder / "information").write_text(
+            f"Model: \t\t {model}\nIRQ:   \t\t 34\nGPU UUID: \t GPU-{bus[-6:-4]}\n"
+            f"Bus Location: \t {bus}\nDevice Minor: \t 0\n"
+        )
+
+
+def test_version_mismatch_becomes_one_line_and_procfs_still_names_the_driver(tmp_path: Path) -> None:
+    write_procfs(
+        tmp_path,
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.12  Wed Sep 20 09:35:17 UTC 2023",
+        {"0000:07:00.0": "NVIDIA A100-SXM4-80GB"},
+    )
+    fake = FakeNvml([], init_error=NVMLError_LibRmVersionMismatch("RM has detected an NVML/RM version mismatch."))
+    report = probe.read_driver(nvml=fake, proc_root=tmp_path, env={}, use_procfs=True)
+    assert report.driver.present and report.driver.source == "procfs"
+    assert report.driver.version == "535.104.12" and report.driver.cuda_version is None
+    assert report.driver.error is not None and "\n" not in report.driver.error
+    assert report.driver.error.startswith("NVML: Driver/library version mismatch")
+    assert [(g.name, g.pci_bus_id, g.compute_capability) for g in report.gpus] == [
+        ("NVIDIA A100-SXM4-80GB", "0000:07:00.0", None)
+    ]
+
+
+def test_no_library_and_no_procfs_means_no_driver(tmp_path: Path) -> None:
+    fake = FakeNvml([], init_error=NVMLError_LibraryNotFound("NVML Shared Library Not Found"))
+    report = probe.read_driver(nvml=fake, proc_root=tmp_path, env={}, use_procfs=True)
+    assert not report.driver.present and report.driver.source == "none"
+    assert report.driver.error == "NVML: NVML library not found"
+    assert report.gpus == ()
+
+
+def test_driver_not_loaded(tmp_path: Path) -> None:
+    fake = FakeNvml([], init_error=NVMLError_DriverNotLoaded("Driver Not Loaded"))
+    report = probe.read_driver(nvml=fake, proc_root=tmp_path, env={}, use_procfs=True)
+    assert not report.driver.present and report.driver.error == "NVML: NVIDIA kernel driver not loaded"
+
+
+def test_unknown_nvml_error_uses_its_first_line() -> None:
+    assert probe.describe_nvml_error(NVMLError("Unknown Error\nmore")) == "NVML: Unknown Error"
+    assert probe.describe_nvml_error(NVMLError("")) == "NVML: NVMLError"
+
+
+def test_real_pynvml_on_this_machine_never_raises(tmp_path: Path) -> None:
+    report = probe.read_driver(proc_root=tmp_path, env={}, use_procfs=True)  # imports the real pynvml
+    if not report.driver.present:
+        assert report.driver.error and report.driver.error.startswith("NVML: ")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.12  Wed Sep 20 09:35:17 UTC 2023",
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build",
+        "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.159.04  Release Build",
+    ],
+)
+def test_parse_nvrm_version(line: str) -> None:
+    assert probe.parse_nvrm_version(line) in ("535.104.12", "580.159.04")
+
+
+def test_parse_nvrm_version_garbage() -> None:
+    assert probe.parse_nvrm_version("hello") is None
+
+
+def visible(gpus: tuple[Gpu, ...]) -> list[int]:
+    return [gpu.index for gpu in gpus if gpu.visible]
+
+
+def read_with(env: dict[str, str]) -> tuple[Gpu, ...]:
+    return probe.read_driver(nvml=FakeNvml(four_gpus()), env=env).gpus
+
+
+@pytest.mark.parametrize(
+    ("cuda", "expected"),
+    [
+        ("1", [1]),
+        ("2,0", [0, 2]),
+        ("", []),
+        ("-1", []),
+        ("0,-1,3", [0]),  # CUDA ignores everything after an invalid entry
+        ("GPU-2abc", [2]),  # UUID prefix
+        ("GPU-3abc-3,GPU-1abc-1", [1, 3]),
+        ("7", []),
+    ],
+)
+def test_cuda_visible_devices_hides_but_keeps(cuda: str, expected: list[int]) -> None:
+    gpus = read_with({"CUDA_VISIBLE_DEVICES": cuda})
+    assert len(gpus) == 4  # hidden GPUs are reported, not dropped
+    assert visible(gpus) == expected
+
+
+@pytest.mark.parametrize(
+    ("nvidia", "expected"),
+    [
+        ("all", [0, 1, 2, 3]),
+        ("none", []),
+        ("void", []),
+        ("", []),
+        ("1,2", [1, 2]),
+        ("GPU-3abc", [3]),
+        ("0,1,2,3", [0, 1, 2, 3]),
+    ],
+)
+def test_nvidia_visible_devices(nvidia: str, expected: list[int]) -> None:
+    assert visible(read_with({"NVIDIA_VISIBLE_DEVICES": nvidia})) == expected
+
+
+def test_container_runtime_already_applied_nvidia_visible_devices() -> None:
+    # The runtime exposed only GPU 3, which NVML inside the container numbers 0: it stays visible.
+    gpus = probe.read_driver(nvml=FakeNvml([h100(0)]), env={"NVIDIA_VISIBLE_DEVICES": "3"}).gpus
+    assert visible(gpus) == [0]
+
+
+def test_cuda_indices_count_among_gpus_the_container_leaves() -> None:
+    env = {"NVIDIA_VISIBLE_DEVICES": "1,2", "CUDA_VISIBLE_DEVICES": "1"}
+    assert visible(read_with(env)) == [2]
+
+
+def test_precheck_agrees_with_real_pynvml() -> None:
+    """Without libnvidia-ml, the shortcut that skips importing pynvml gives pynvml's own answer."""
+    pynvml = pytest.importorskip("pynvml")
+    report, error = probe._read_nvml(pynvml)
+    if probe.nvml_library_loadable():
+        assert error is None or "library not found" not in error
+    else:
+        assert report is None and error == "NVML: NVML library not found"
+        assert probe.read_driver(proc_root=Path("/nonexistent"), env={}).driver.error == error

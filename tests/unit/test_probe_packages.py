@@ -1,0 +1,303 @@
+"""provisioner.probe.packages: the real child script run by a real interpreter over a temporary folder
+standing for site-packages (handed to it through PYTHONPATH), fake interpreters that hang or crash, and
+the pure parts."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from provisioner.errors import BadInput
+from provisioner.probe import packages
+
+GPU_BUILD_INFO = (
+    "package_name = 'onnxruntime-gpu'\n__version__ = '1.31.1'\ncuda_version = '13.0'\ncudnn_version = '9.8'\n"
+)
+CPU_BUILD_INFO = "package_name = 'onnxruntime'\n__version__ = '1.30.0'\n"
+TORCH_VERSION_PY = (
+    "from typing import Optional\n\n__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']\n"
+    "__version__ = '2.11.0+cu130'\ndebug = False\ncuda: Optional[str] = '13.0'\ngit_version = 'abc'\n"
+    "hip: Optional[str] = None\n"
+)
+
+
+def install_dist(
+    site: Path,
+    name: str,
+    version: str,
+    files: dict[str, str] | None = None,
+    requires: list[str] | None = None,
+    top_level: str | None = None,
+) -> None:
+    """A minimal installed distribution: dist-info with METADATA and RECORD, plus its files."""
+    files = files or {}
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    metadata += "".join(f"Requires-Dist: {req}\n" for req in requires or [])
+    (info / "METADATA").write_text(metadata)
+    if top_level is not None:
+        (info / "top_level.txt").write_text(top_level)
+    record = []
+    for relative, content in files.items():
+        path = site / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+        record.append(f"{relative},,")
+    record.append(f"{info.name}/METADATA,,")
+    (info / "RECORD").write_text("\n".join(record) + "\n")
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty site-packages the child sees first on sys.path."""
+    folder = tmp_path / "site-packages"
+    folder.mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(folder))
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)
+    return folder
+
+
+def probe_dists(site: Path, python: str = sys.executable) -> packages.PackagesReport:
+    report = packages.start_probe(python, timeout=30).result()
+    assert not report.errors, report.errors
+    return report
+
+
+def ours(report: packages.PackagesReport, site: Path) -> list:
+    return [dist for dist in report.onnxruntime if dist.location == str(site)]
+
+
+def test_cpu_and_gpu_onnxruntime_both_installed(site: Path) -> None:
+    # CPU installed after GPU: the shared build info file now says onnxruntime (the classic broken state).
+    install_dist(site, "onnxruntime-gpu", "1.31.1", {"onnxruntime/__init__.py": ""}, top_level="onnxruntime\n")
+    install_dist(
+        site,
+        "onnxruntime",
+        "1.30.0",
+        {"onnxruntime/__init__.py": "", "onnxruntime/capi/build_and_package_info.py": CPU_BUILD_INFO},
+    )
+    report = probe_dists(site)
+    by_name = {dist.name: dist for dist in ours(report, site)}
+    assert set(by_name) == {"onnxruntime", "onnxruntime-gpu"}
+    assert by_name["onnxruntime-gpu"].version == "1.31.1" and by_name["onnxruntime-gpu"].is_gpu
+    assert by_name["onnxruntime-gpu"].build_package_name == "onnxruntime"  # its files were overwritten
+    assert by_name["onnxruntime-gpu"].cuda_version is None
+    assert not by_name["onnxruntime"].is_gpu and by_name["onnxruntime"].build_package_name == "onnxruntime"
+
+
+def test_gpu_build_facts_are_read_without_importing(site: Path) -> None:
+    files = {
+        "onnxruntime/__init__.py": "raise SystemExit('the probe must never import onnxruntime')\n",
+        "onnxruntime/capi/build_and_package_info.py": GPU_BUILD_INFO,
+    }
+    install_dist(site, "onnxruntime-gpu", "1.31.1", files)
+    install_dist(site, "onnxruntime-extensions", "0.14.0", {"onnxruntime_extensions/__init__.py": ""})
+    (dist,) = ours(probe_dists(site), site)
+    assert (dist.name, dist.cuda_version, dist.cudnn_version, dist.build_package_name) == (
+        "onnxruntime-gpu",
+        "13.0",
+        "9.8",
+        "onnxruntime-gpu",
+    )
+
+
+def test_torch_and_its_cuda_13_wheels(site: Path) -> None:
+    install_dist(
+        site,
+        "torch",
+        "2.11.0+cu130",
+        {"torch/__init__.py": "raise SystemExit('never imported')\n", "torch/version.py": TORCH_VERSION_PY},
+        requires=[
+            'nvidia-cuda-runtime==13.0.96; platform_system == "Linux"',
+            'nvidia-cudnn-cu13==9.13.0.50; platform_system == "Linux"',
+            "optree>=0.13.0; extra == 'optree'",
+        ],
+    )
+    install_dist(
+        site,
+        "nvidia-cuda-runtime",
+        "13.0.96",
+        {"nvidia/cu13/lib/libcudart.so.13": "", "nvidia/cu13/__init__.py": ""},
+    )
+    install_dist(site, "nvidia-cufft", "12.0.0.61", {"nvidia/cu13/lib/libcufft.so.12": ""})
+    install_dist(
+        site,
+        "nvidia-cudnn-cu13",
+        "9.13.0.50",
+        {"nvidia/cudnn/lib/libcudnn.so.9": "", "nvidia/cudnn/include/cudnn.h": ""},
+    )
+    install_dist(site, "nvidia-cudnn-cu12", "9.1.0.70", {"nvidia/cudnn/bin/cudnn64_9.dll": ""})
+    install_dist(site, "nvidia-ml-py", "13.610.0", {"pynvml.py": ""})
+    report = probe_dists(site)
+    assert report.torch is not None
+    assert (report.torch.version, report.torch.cuda_version) == ("2.11.0+cu130", "13.0")
+    assert report.torch.location == str(site)
+    assert set(report.torch_requires) == {"nvidia-cuda-runtime", "nvidia-cudnn-cu13"}
+    wheels = {wheel.name: wheel for wheel in report.nvidia_wheels}
+    assert "nvidia-ml-py" not in wheels
+    assert wheels["nvidia-cuda-runtime"].library == "cudart"
+    assert wheels["nvidia-cuda-runtime"].cuda_major == 13
+    assert wheels["nvidia-cuda-runtime"].lib_dirs == (str(site / "nvidia/cu13/lib"),)
+    assert wheels["nvidia-cufft"].cuda_major == 13  # from nvidia/cu13/, not from its own version 12
+    assert wheels["nvidia-cudnn-cu13"].lib_dirs == (str(site / "nvidia/cudnn/lib"),)
+    assert wheels["nvidia-cudnn-cu12"].lib_dirs == (str(site / "nvidia/cudnn/bin"),)  # Windows layout
+
+
+def test_python_facts_of_the_running_interpreter(site: Path) -> None:
+    python = probe_dists(site).python
+    assert python is not None
+    assert python.version == ".".join(map(str, sys.version_info[:3]))
+    assert python.abi == f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    assert python.is_venv == (sys.prefix != sys.base_prefix)
+    assert python.prefix == sys.prefix and not python.free_threaded
+
+
+def test_conda_env_is_recognised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONDA_PREFIX", sys.prefix)
+    python = packages.start_probe(sys.executable, 30).result().python
+    assert python is not None and python.is_conda
+
+
+def write_fake_interpreter(path: Path, body: str) -> str:
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="shell script interpreter")
+def test_hanging_interpreter_times_out(tmp_path: Path) -> None:
+    python = write_fake_interpreter(tmp_path / "python", "sleep 30; echo late")  # the shell waits on a child
+    started = time.monotonic()
+    report = packages.start_probe(python, timeout=0.5).result()
+    assert time.monotonic() - started < 5
+    assert report.python is None
+    assert report.errors == (f"package probe: {python} did not answer within 0.5 s (killed)",)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="shell script interpreter")
+def test_crashing_interpreter_gives_one_line(tmp_path: Path) -> None:
+    python = write_fake_interpreter(tmp_path / "python", "echo 'Fatal Python error: init_fs_encoding' >&2; exit 1")
+    report = packages.start_probe(python, timeout=5).result()
+    assert report.errors == (
+        f"package probe: {python} gave no answer (exit code 1: Fatal Python error: init_fs_encoding)",
+    )
+
+
+def test_unstartable_interpreter(tmp_path: Path) -> None:
+    path = tmp_path / "python"
+    path.write_bytes(b"\x00\x01not a program")
+    path.chmod(0o755)
+    report = packages.start_probe(str(path), timeout=5).result()
+    assert report.python is None and len(report.errors) == 1 and report.errors[0].startswith("package probe:")
+
+
+def test_parse_child_output_ignores_chatter_and_garbage() -> None:
+    chatter = 'sitecustomize says hi\nORTPROV-PROBE {"python": {"version": "3.12.3"}, "errors": ["x"]}\n'
+    report = packages.parse_child_output(chatter, "", 0, "py")
+    assert report.python is not None and report.python.version == "3.12.3"
+    assert report.errors == ("package probe: x",)
+    broken = packages.parse_child_output("ORTPROV-PROBE {not json\n", "", 0, "py")
+    assert broken.python is None and broken.errors[0].startswith("package probe: unreadable answer")
+
+
+def test_resolve_python_paths(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="does not exist"):
+        packages.resolve_python(str(tmp_path / "missing/python"), {})
+    with pytest.raises(BadInput, match="folder without a Python"):
+        packages.resolve_python(str(tmp_path), {})
+    not_executable = tmp_path / "python.txt"
+    not_executable.write_text("")
+    with pytest.raises(BadInput, match="not executable"):
+        packages.resolve_python(str(not_executable), {})
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    interpreter = Path(write_fake_interpreter(venv / "bin/python", "true"))
+    assert packages.resolve_python(str(venv), {}) == str(interpreter)
+    assert packages.resolve_python(None, {"VIRTUAL_ENV": str(venv)}) == str(interpreter)
+    assert packages.resolve_python(None, {}) == sys.executable
+    assert packages.resolve_python("python", {"PATH": str(venv / "bin")}) == str(interpreter)
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "lib_dirs", "library", "major"),
+    [
+        ("nvidia-cudnn-cu12", "9.1.0.70", (), "cudnn", 12),
+        ("nvidia-cudnn-cu13", "9.13.0.50", (), "cudnn", 13),
+        ("nvidia-cuda-runtime-cu11", "11.8.89", (), "cudart", 11),
+        ("nvidia-cuda-runtime", "13.0.96", (), "cudart", 13),
+        ("nvidia-cublas", "13.1.0.3", (), "cublas", 13),
+        ("nvidia-cuda-nvrtc", "13.0.88", (), "nvrtc", 13),
+        ("nvidia-cufft", "12.0.0.61", (), "cufft", None),  # its version is cuFFT's, not CUDA's
+        ("nvidia-curand", "10.4.0.35", ("/sp/nvidia/cu13/lib",), "curand", 13),
+        ("nvidia-curand", "10.4.0.35", ("C:\\sp\\nvidia\\cu13\\bin",), "curand", 13),
+        ("tensorrt-cu12-libs", "10.3.0", (), "tensorrt", 12),
+        ("nvidia-nccl-cu12", "2.21.5", (), "nccl", 12),
+    ],
+)
+def test_wheel_library_and_cuda_major(
+    name: str, version: str, lib_dirs: tuple[str, ...], library: str, major: int | None
+) -> None:
+    wheel = packages.nvidia_wheel(name, version, lib_dirs)
+    assert (wheel.library, wheel.cuda_major) == (library, major)
+
+
+OLD_PYTHONS = sorted(Path("/root/.pyenv/versions").glob("3.*/bin/python3.*[0-9]"))
+
+
+@pytest.mark.parametrize("python", OLD_PYTHONS, ids=[p.parts[-3] for p in OLD_PYTHONS])
+def test_child_runs_on_every_supported_python_here(python: Path, site: Path) -> None:
+    version = tuple(int(part) for part in python.parts[-3].split(".")[:2])
+    if version < (3, 8):
+        pytest.skip("the child supports Python 3.8+")
+    install_dist(site, "onnxruntime-gpu", "1.19.2", {"onnxruntime/capi/build_and_package_info.py": GPU_BUILD_INFO})
+    report = probe_dists(site, str(python))
+    assert report.python is not None and report.python.version.startswith(python.parts[-3].rsplit(".", 1)[0])
+    assert [dist.name for dist in ours(report, site)] == ["onnxruntime-gpu"]
+
+
+def test_egg_info_and_quoted_record_entries(site: Path) -> None:
+    egg = site / "onnxruntime_gpu-1.8.0-py3.8.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: onnxruntime-gpu\nVersion: 1.8.0\n\nlong text: x\n")
+    (egg / "installed-files.txt").write_text("../onnxruntime/__init__.py\nPKG-INFO\n")
+    (site / "tensorrt-8.6.1-py3.8.egg-info").write_text("Metadata-Version: 1.1\nName: tensorrt\nVersion: 8.6.1\n")
+    info = site / "nvidia_cublas_cu12-12.4.5.8.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-cublas-cu12\nVersion: 12.4.5.8\n")
+    (info / "RECORD").write_text('"nvidia/cublas/lib,odd/libcublas.so.12",sha256=x,1\nnvidia/__init__.py,,\n')
+    report = probe_dists(site)
+    assert [(d.name, d.version) for d in ours(report, site)] == [("onnxruntime-gpu", "1.8.0")]
+    wheels = {wheel.name: wheel for wheel in report.nvidia_wheels}
+    assert wheels["tensorrt"].version == "8.6.1" and wheels["tensorrt"].lib_dirs == ()
+    assert wheels["nvidia-cublas-cu12"].lib_dirs == (str(site / "nvidia/cublas/lib,odd"),)
+
+
+def test_same_answer_as_importlib_metadata(site: Path) -> None:
+    """The light dist-info reader finds exactly what importlib.metadata finds."""
+    import importlib.metadata
+
+    install_dist(site, "onnxruntime-directml", "1.20.1", {"onnxruntime/__init__.py": ""})
+    install_dist(site, "ort-nightly-gpu", "1.21.0.dev20241201", {"onnxruntime/__init__.py": ""})
+    install_dist(site, "nvidia-nccl-cu12", "2.21.5", {"nvidia/nccl/lib/libnccl.so.2": ""})
+    install_dist(site, "torchvision", "0.26.0", {"torchvision/__init__.py": ""})
+    report = probe_dists(site)
+    found = {(d.name, d.version) for d in ours(report, site)} | {(w.name, w.version) for w in report.nvidia_wheels}
+    expected = {
+        (dist.metadata["Name"], dist.version)
+        for dist in importlib.metadata.distributions(path=[str(site)])
+        if dist.metadata["Name"].startswith(("onnxruntime", "ort-nightly", "nvidia-"))
+    }
+    assert (
+        found
+        == expected
+        == {
+            ("onnxruntime-directml", "1.20.1"),
+            ("ort-nightly-gpu", "1.21.0.dev20241201"),
+            ("nvidia-nccl-cu12", "2.21.5"),
+        }
+    )
