@@ -1,0 +1,151 @@
+"""Cold start of `ortprov plan --json` for a machine described by flags, as a whole process.
+
+Usage:
+    .venv/bin/python benchmarks/bench_plan_cold_start.py [--runs 15] [--python PATH]
+
+Times (wall and CPU, median and minimum) the command
+    ortprov plan --json --driver 580 --gpu-cc 9.0 --python 3.12 --platform linux-x86_64
+against the floors under it: `python -c pass`, `import typer`, and typer's parameter coercion
+(`typer._adapters`, which imports pydantic the first time a command parses a non-boolean option).
+Then splits the command's own work in one process (import planner + planning, load the matrix, plan,
+JSON) and lists the slowest top-level imports (python -X importtime). Target: < 0.15 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TARGET = 0.15
+PLAN_ARGS = [
+    "plan",
+    "--json",
+    "--driver",
+    "580",
+    "--gpu-cc",
+    "9.0",
+    "--python",
+    "3.12",
+    "--platform",
+    "linux-x86_64",
+]
+
+PHASES = """
+import json, time
+t0 = time.perf_counter()
+from provisioner.planning import PlanningOptions, plan_for
+from provisioner.matrix import load_matrix
+t1 = time.perf_counter()
+matrix = load_matrix()
+t2 = time.perf_counter()
+options = PlanningOptions(driver="580", gpu_cc="9.0", python_version="3.12", platform="linux-x86_64")
+plan = plan_for(options, matrix)
+t3 = time.perf_counter()
+text = json.dumps(plan.to_dict(), indent=2)
+t4 = time.perf_counter()
+print(json.dumps({"import planner+planning+matrix": t1 - t0, "load_matrix()": t2 - t1, "plan_for()": t3 - t2,
+                  "JSON": t4 - t3}))
+"""
+
+
+def commands(python: str) -> dict[str, list[str]]:
+    """The processes to time, by label."""
+    return {
+        "python -c pass": [python, "-c", "pass"],
+        "python -c 'import typer'": [python, "-c", "import typer"],
+        "typer + pydantic (typer._adapters)": [python, "-c", "import typer._adapters"],
+        "ortprov plan --json (flags)": [python, "-m", "provisioner", *PLAN_ARGS],
+    }
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one run; fails loudly if the command fails."""
+    cpu_before = _children_cpu()
+    started = time.perf_counter()
+    completed = subprocess.run(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - started
+    if completed.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {completed.stderr.decode(errors='replace')[-500:]}")
+    return elapsed, _children_cpu() - cpu_before
+
+
+def slowest_imports(argv: list[str], env: dict[str, str], count: int = 8) -> list[tuple[int, str]]:
+    """(cumulative microseconds, module) of the slowest top-level imports of one run."""
+    completed = subprocess.run(
+        [argv[0], "-X", "importtime", *argv[1:]], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    rows = []
+    for line in completed.stderr.splitlines():
+        match = re.match(r"import time:\s+\d+ \|\s+(\d+) \| (\S.*)$", line)
+        if match:
+            rows.append((int(match.group(1)), match.group(2)))
+    return sorted(rows, reverse=True)[:count]
+
+
+def phases(python: str, env: dict[str, str], runs: int) -> dict[str, float]:
+    """Median seconds of each phase of the command's own work, each in a fresh process."""
+    samples: dict[str, list[float]] = {}
+    for _ in range(runs):
+        out = subprocess.run(
+            [python, "-c", PHASES], cwd=REPO, env=env, capture_output=True, text=True, check=True
+        )
+        for key, value in json.loads(out.stdout).items():
+            samples.setdefault(key, []).append(value)
+    return {key: statistics.median(values) for key, values in samples.items()}
+
+
+def main() -> None:
+    """Run the benchmark and print Markdown."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--python", default=sys.executable, help="interpreter that runs ortprov")
+    args = parser.parse_args()
+    env = {key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "ORTPROV_CACHE_DIR")}
+    env["PYTHONPATH"] = str(REPO)
+    table: dict[str, list[tuple[float, float]]] = {label: [] for label in commands(args.python)}
+    for argv in commands(args.python).values():
+        time_once(argv, env)  # warm the page cache and the .pyc files
+    for _ in range(args.runs):
+        for label, argv in commands(args.python).items():  # interleaved: load changes hit all rows alike
+            table[label].append(time_once(argv, env))
+    print(
+        f"{args.runs} runs each, interleaved; load average {os.getloadavg()[0]:.2f} at the end; "
+        f"{os.cpu_count()} CPUs\n"
+    )
+    print("| process | median wall s | min wall s | median CPU s |")
+    print("|---|---|---|---|")
+    for label, rows in table.items():
+        walls = [wall for wall, _ in rows]
+        cpus = [cpu for _, cpu in rows]
+        print(
+            f"| {label} | {statistics.median(walls):.3f} | {min(walls):.3f} | {statistics.median(cpus):.3f} |"
+        )
+    best = min(wall for wall, _ in table["ortprov plan --json (flags)"])
+    verdict = "met" if best < TARGET else "NOT met"
+    print(f"\nTarget < {TARGET} s: {verdict} (best run {best:.3f} s).\n")
+    print("The command's own work, in-process (median of fresh processes):\n")
+    for key, value in phases(args.python, env, max(3, args.runs // 3)).items():
+        print(f"- {key}: {value * 1000:.1f} ms")
+    print("\nSlowest imports of one `ortprov plan --json` run (cumulative, python -X importtime):\n")
+    for micros, module in slowest_imports(commands(args.python)["ortprov plan --json (flags)"], env):
+        print(f"- {module.strip()}: {micros / 1000:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""The planning options shared by `ortprov plan`, `ortprov dockerfile` and `ortprov apply`.
+
+A command declares them as parameters with these Annotated types, then calls `planning_options(...)`:
+
+    def apply(host: HostOpt = None, driver: DriverOpt = None, gpu_cc: GpuCcOpt = None,
+              python: PythonOpt = None, platform: PlatformOpt = None, ort: OrtOpt = None,
+              cuda: CudaOpt = None,
+              tensorrt: TensorrtOpt = False, ...) -> None:
+        options = planning_options(host, driver, gpu_cc, python, platform, ort, cuda, tensorrt)
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from provisioner.planning import PlanningOptions, split_python_option
+
+HostOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--host",
+        metavar="FILE",
+        help="A host file from `ortprov detect --json` (repeat for several hosts: one plan for all).",
+    ),
+]
+DriverOpt = Annotated[
+    str | None,
+    typer.Option("--driver", metavar="VERSION", help="NVIDIA driver version (535.104.05, 580), or 'none'."),
+]
+GpuCcOpt = Annotated[
+    str | None,
+    typer.Option("--gpu-cc", metavar="X.Y", help="GPU compute capability (8.6); several: 8.0,9.0; or 'none'."),
+]
+PythonOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--python",
+        metavar="X.Y|PATH",
+        help="Target Python: a version (3.12, 3.13t) to plan for, or an interpreter / venv to probe.",
+    ),
+]
+PlatformOpt = Annotated[
+    str | None,
+    typer.Option("--platform", metavar="PLATFORM", help="linux-x86_64 | linux-aarch64 | windows-amd64."),
+]
+OrtOpt = Annotated[
+    str | None,
+    typer.Option("--ort", metavar="SPEC", help="onnxruntime-gpu release: 1.20, 1.20.1 or '>=1.18,<1.21'."),
+]
+CudaOpt = Annotated[
+    str | None, typer.Option("--cuda", metavar="MAJOR[.MINOR]", help="Only builds for this CUDA (12, 12.4).")
+]
+TensorrtOpt = Annotated[
+    bool,
+    typer.Option("--tensorrt", help="Add the TensorRT pip packages the release's TensorRT provider needs."),
+]
+
+
+def planning_options(
+    host: list[str] | None,
+    driver: str | None,
+    gpu_cc: str | None,
+    python: str | None,
+    platform: str | None,
+    ort: str | None,
+    cuda: str | None,
+    tensorrt: bool,
+) -> PlanningOptions:
+    """PlanningOptions from the shared flags (`--python` split into a version or an interpreter)."""
+    version, interpreter = split_python_option(python)
+    return PlanningOptions(
+        host_files=tuple(host or ()),
+        driver=driver,
+        gpu_cc=gpu_cc,
+        python_version=version,
+        platform=platform,
+        ort=ort,
+        cuda=cuda,
+        tensorrt=tensorrt,
+        target_python=interpreter,
+    )
+
+
+PLANNING_HELP = """Where the hosts come from: --host FILE (repeatable; flags override the files), or, with
+--driver and --gpu-cc, a machine described by flags (nothing is probed; platform and Python default to this
+machine's), or else this machine, probed (--python PATH picks the interpreter), with flags overriding it.
+
+--python takes a version (3.12, 3.13t: plan for it) or an interpreter / venv path (probe it)."""

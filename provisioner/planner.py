@@ -1,0 +1,856 @@
+"""The pure planner: (hosts, Matrix, Request) -> Plan, or NoCompatiblePlan that explains every loser.
+
+Nothing here reads the machine or the network, and no version number lives in this code: which build
+needs which driver, compute capability, Python, platform and libraries comes from the Matrix.
+
+Rules, in order:
+1. Candidates are the matrix builds that match `--ort` and `--cuda` (BadInput when a pin names nothing).
+2. A candidate runs on a host when the host's platform has a wheel (and its glibc meets the wheel's floor),
+   the target Python has a wheel, the driver meets the CUDA release's floor (or the CUDA major's
+   minor-version-compatibility floor), and every GPU's compute capability is supported by the CUDA release
+   and the build's kernels. Unknown facts (no driver on a build server, no GPU, no Python) are not
+   rejected on: they become notes.
+3. Of the candidates that run on every host: the newest release; within it, the build whose CUDA/cuDNN
+   majors match libraries already present (torch's NVIDIA wheels, system libraries), then the PyPI build,
+   then the newest CUDA.
+4. NVIDIA library wheels are pinned exactly (already-installed versions first, then the newest versions
+   whose CUDA minor the driver supports); conflicting onnxruntime flavours are uninstalled first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from provisioner.errors import BadInput, NoCompatiblePlan
+from provisioner.facts import Gpu, HostFacts
+from provisioner.matrix import CudaMajor, CudaRelease, LibraryWheel, Matrix, OrtBuild, TensorRTRelease
+from provisioner.plan import LibraryPin, Plan, Rejection, Request, Step
+from provisioner.versions import at_least, major_minor, ort_matcher, vtuple
+
+PYPI_SIMPLE = "https://pypi.org/simple"
+
+# Libraries whose soname major is the CUDA major (cufft/curand/cusparse have their own numbering).
+_CUDA_MAJOR_LIBRARIES = ("cudart", "cublas", "cublasLt", "nvrtc")
+
+
+@dataclass
+class _Existing:
+    """CUDA / cuDNN libraries already present on the hosts, and where they come from."""
+
+    cuda: dict[int, list[str]] = field(default_factory=dict)  # CUDA major -> descriptions
+    cudnn: dict[tuple[int | None, str], list[str]] = field(default_factory=dict)  # (CUDA major, cuDNN major)
+    wheels: dict[str, set[str]] = field(default_factory=dict)  # installed NVIDIA wheel -> versions
+
+    def add_cuda(self, major: int, where: str) -> None:
+        items = self.cuda.setdefault(major, [])
+        if where not in items:
+            items.append(where)
+
+    def add_cudnn(self, cuda_major: int | None, cudnn_major: str, where: str) -> None:
+        items = self.cudnn.setdefault((cuda_major, cudnn_major), [])
+        if where not in items:
+            items.append(where)
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """One candidate judged against every host."""
+
+    build: OrtBuild
+    problems: tuple[str, ...]
+    notes: tuple[str, ...]
+    reasons: tuple[str, ...]
+    blocking_hosts: tuple[int, ...]  # indexes of hosts that reject it
+    score: int = 0
+    minor_compat: bool = False  # some host runs it only through CUDA minor-version compatibility
+
+
+def short_label(build: OrtBuild) -> str:
+    """ "1.31.1 (CUDA 13.0)"."""
+    return f"{build.ort_version} (CUDA {build.cuda_version})"
+
+
+def host_name(host: HostFacts, index: int, count: int) -> str:
+    """ "this host" for one host, else "host 'a.json'" (the label, or its position)."""
+    if count == 1:
+        return "this host"
+    return f"host {host.label or '#' + str(index + 1)!r}"
+
+
+def driver_cuda_version(host: HostFacts, matrix: Matrix) -> str | None:
+    """The newest CUDA version the host's driver supports: as reported, else derived from matrix floors."""
+    driver = host.driver
+    if driver.cuda_version:
+        return driver.cuda_version
+    if not driver.present or not driver.version:
+        return None
+    windows = host.platform.os == "windows"
+    best: str | None = None
+    for release in matrix.cuda_releases:
+        floor = (release.min_driver_windows if windows else None) or release.min_driver_linux
+        if at_least(driver.version, floor) and (best is None or vtuple(release.version) > vtuple(best)):
+            best = release.version
+    return best
+
+
+def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> Plan:
+    """The newest build that runs on every host, its install steps and pins; NoCompatiblePlan otherwise."""
+    hosts = tuple(hosts)
+    if not hosts:
+        raise BadInput("no host to plan for", hint="pass --host FILE or the --driver/--gpu-cc/--python flags")
+    candidates = _candidates(matrix, request)
+    existing = _existing_libraries(hosts) if request.prefer_existing_libraries else _Existing()
+    verdicts = [_judge(build, hosts, matrix, request, existing) for build in candidates]
+    runnable = [v for v in verdicts if not v.problems]
+    if not runnable:
+        raise _no_plan(verdicts, hosts, request)
+    runnable.sort(key=lambda v: _preference(v, request), reverse=True)
+    chosen = runnable[0]
+    build = chosen.build
+
+    pins, library_requirements, library_notes, cudnn_version = _library_pins(build, hosts, matrix, existing)
+    tensorrt = _tensorrt_release(build, matrix) if request.tensorrt else None
+    uninstall = _conflicting_flavours(build, hosts)
+    steps = _steps(build, uninstall, library_requirements, tensorrt)
+
+    reasons = [_choice_reason(build, hosts, matrix, request), *chosen.reasons]
+    reasons += _reuse_reasons(chosen, existing)
+    notes = [*chosen.notes, *library_notes, *_missed_reuse_notes(chosen, runnable, existing, request)]
+    if tensorrt:
+        reasons.append(
+            f"--tensorrt: TensorRT {tensorrt.version} for CUDA {tensorrt.cuda_major}, the version the "
+            f"{build.ort_version} TensorRT provider was built against"
+        )
+    rejected = _rejections_for_plan(chosen, verdicts)
+    return Plan(
+        ort_version=build.ort_version,
+        package=build.package,
+        cuda_version=build.cuda_version,
+        cudnn_version=cudnn_version,
+        steps=steps,
+        tensorrt_version=tensorrt.version if tensorrt else None,
+        index_url=build.index_url,
+        pins=tuple(pins),
+        reasons=tuple(_unique(reasons)),
+        notes=tuple(_unique(notes)),
+        rejected=tuple(rejected),
+        hosts=hosts,
+    )
+
+
+# --- candidates -----------------------------------------------------------------------------------------
+
+
+def _candidates(matrix: Matrix, request: Request) -> list[OrtBuild]:
+    """Builds matching --ort and --cuda; BadInput when a pin names nothing in the matrix."""
+    builds = list(matrix.builds)
+    if not builds:
+        raise BadInput(
+            f"the matrix ({matrix.origin}) lists no onnxruntime-gpu builds",
+            hint="run `ortprov matrix update`",
+        )
+    if request.ort:
+        try:
+            matches = ort_matcher(request.ort)
+        except ValueError:
+            raise BadInput(
+                f"--ort {request.ort!r} is not a version or specifier",
+                hint="examples: --ort 1.20, --ort 1.20.1, --ort '>=1.18,<1.21'",
+            ) from None
+        builds = [b for b in builds if matches(b.ort_version)]
+        if not builds:
+            versions = sorted({b.ort_version for b in matrix.builds}, key=vtuple)
+            raise BadInput(
+                f"onnxruntime-gpu {request.ort} is not in the matrix (dated {matrix.date}; it knows "
+                f"{versions[0]} to {versions[-1]})",
+                hint="`ortprov matrix update` refreshes the matrix from PyPI",
+            )
+    if request.cuda:
+        wanted = request.cuda.strip()
+        known = sorted({b.cuda_version for b in matrix.builds}, key=vtuple)
+        if not any(_cuda_matches(v, wanted) for v in known):
+            raise BadInput(
+                f"no onnxruntime-gpu build in the matrix targets CUDA {wanted}",
+                hint=f"builds exist for CUDA {', '.join(known)}",
+            )
+        pinned = [b for b in builds if _cuda_matches(b.cuda_version, wanted)]
+        if not pinned:
+            offered = ", ".join(sorted({short_label(b) for b in builds}, key=vtuple))
+            raise BadInput(
+                f"--ort {request.ort} and --cuda {wanted} exclude each other: the matrix has {offered}",
+                hint="drop one of the two pins",
+            )
+        builds = pinned
+    return sorted(builds, key=lambda b: (vtuple(b.ort_version), vtuple(b.cuda_version)), reverse=True)
+
+
+def _cuda_matches(version: str, wanted: str) -> bool:
+    parts = vtuple(wanted)
+    return vtuple(version)[: len(parts)] == parts
+
+
+# --- judging one candidate ------------------------------------------------------------------------------
+
+
+def _judge(
+    build: OrtBuild, hosts: tuple[HostFacts, ...], matrix: Matrix, request: Request, existing: _Existing
+) -> _Verdict:
+    problems: list[str] = []
+    notes: list[str] = []
+    reasons: list[str] = []
+    blocking: list[int] = []
+    release = _cuda_release(matrix, build.cuda_version)
+    major = _cuda_major(matrix, build.cuda_major)
+    if release is None:
+        notes.append(
+            f"CUDA {build.cuda_version} is not among the matrix's CUDA releases: driver and compute "
+            f"capability were not checked for {short_label(build)}"
+        )
+    if request.tensorrt:
+        problems += _tensorrt_problems(build, matrix)
+    for index, host in enumerate(hosts):
+        who = host_name(host, index, len(hosts))
+        host_problems: list[str] = []
+        host_problems += _platform_problems(build, host, who, notes)
+        host_problems += _python_problems(build, host, who, matrix, notes)
+        if release is not None:
+            host_problems += _driver_problems(build, host, who, release, major, matrix, notes, reasons)
+            host_problems += _gpu_problems(build, host, who, release, matrix, notes, reasons)
+        if host_problems:
+            blocking.append(index)
+            problems += host_problems
+    return _Verdict(
+        build,
+        tuple(_unique(problems)),
+        tuple(_unique(notes)),
+        tuple(_unique(reasons)),
+        tuple(blocking),
+        _reuse_score(build, existing),
+        any("minor-version compatibility" in note for note in notes),
+    )
+
+
+def _platform_problems(build: OrtBuild, host: HostFacts, who: str, notes: list[str]) -> list[str]:
+    tag = host.platform.tag
+    wheel = next((p for p in build.platforms if p.platform == tag), None)
+    if wheel is None:
+        offered = ", ".join(p.platform for p in build.platforms) or "no platform"
+        return [f"{short_label(build)} has no wheel for {tag} ({who}); it has wheels for {offered}"]
+    if wheel.glibc_min and host.platform.os == "linux":
+        glibc = host.platform.glibc
+        if glibc is None:
+            notes.append(
+                f"the C library of {who} is unknown: {tag} wheels of {build.ort_version} need glibc >= "
+                f"{wheel.glibc_min} (musl systems such as Alpine cannot install them)"
+            )
+        elif not at_least(glibc, wheel.glibc_min):
+            arch = tag.split("-", 1)[1]
+            return [f"{build.ort_version} {arch} wheels need glibc >= {wheel.glibc_min}; {who} has {glibc}"]
+    return []
+
+
+def _python_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix, notes: list[str]) -> list[str]:
+    if host.python is None:
+        notes.append(
+            f"the Python version of {who} is unknown; {build.ort_version} has wheels for Python "
+            f"{', '.join(build.python)} (pass --python X.Y)"
+        )
+        return []
+    wanted = host.python.minor
+    if wanted in build.python:
+        return []
+    kind = " (free-threaded)" if wanted.endswith("t") else ""
+    with_wheel = sorted(
+        {b.ort_version for b in matrix.builds if b.package == build.package and wanted in b.python},
+        key=vtuple,
+    )
+    if not with_wheel:
+        return [f"no {build.package} wheel for Python {wanted}{kind} in the matrix ({who} has Python {wanted})"]
+    if vtuple(build.ort_version) > vtuple(with_wheel[-1]):
+        return [f"no wheel for Python {wanted}{kind} after {with_wheel[-1]} ({who} has Python {wanted})"]
+    if vtuple(build.ort_version) < vtuple(with_wheel[0]):
+        return [f"no wheel for Python {wanted}{kind} before {with_wheel[0]} ({who} has Python {wanted})"]
+    return [f"{short_label(build)} has no wheel for Python {wanted}{kind} ({who} has Python {wanted})"]
+
+
+def _driver_floors(release: CudaRelease, major: CudaMajor | None, windows: bool) -> tuple[str | None, str | None]:
+    """(full-support floor, minor-version-compatibility floor) for the host's OS."""
+    if windows:
+        full = release.min_driver_windows
+        compat = major.minor_compat_driver_windows if major else None
+    else:
+        full = release.min_driver_linux
+        compat = major.minor_compat_driver_linux if major else None
+    return full, compat
+
+
+def _driver_problems(
+    build: OrtBuild,
+    host: HostFacts,
+    who: str,
+    release: CudaRelease,
+    major: CudaMajor | None,
+    matrix: Matrix,
+    notes: list[str],
+    reasons: list[str],
+) -> list[str]:
+    driver = host.driver
+    full, compat = _driver_floors(release, major, host.platform.os == "windows")
+    needed = compat or full
+    label = short_label(build)
+    if not driver.present or not (driver.version or driver.cuda_version):
+        why = f" ({driver.error})" if driver.error else ""
+        notes.append(
+            f"no NVIDIA driver known on {who}{why}: the driver was not checked; the machine that runs "
+            f"{label} needs driver >= {needed or 'unknown'}"
+        )
+        return []
+    supported = driver_cuda_version(host, matrix)
+    has = f"{driver.version or 'a driver'}" + (f" (CUDA {supported})" if supported else "")
+    if driver.version and (full or compat):
+        if full and at_least(driver.version, full):
+            reasons.append(f"driver {has} on {who} supports CUDA {build.cuda_version} (needs >= {full})")
+            return []
+        if compat and at_least(driver.version, compat):
+            notes.append(
+                f"driver {has} on {who} runs {label} only through CUDA minor-version compatibility "
+                f"(full support from {full}): JIT-compiled code (NVRTC, cuDNN runtime-compiled engines) "
+                f"can fail until the driver is upgraded"
+            )
+            return []
+        return [f"{label} needs driver >= {needed}; {who} has {has}"]
+    if supported:
+        if vtuple(supported)[0] < build.cuda_major:
+            return [
+                f"{label} needs a driver for CUDA {build.cuda_major} (>= {needed}); {who}'s driver supports "
+                f"CUDA {supported}"
+            ]
+        if vtuple(supported) < vtuple(build.cuda_version):
+            notes.append(
+                f"{who}'s driver supports CUDA {supported}: {label} runs through minor-version "
+                f"compatibility if the driver is >= {compat or full}"
+            )
+        return []
+    notes.append(f"the driver on {who} reports no version: not checked (needs >= {needed})")
+    return []
+
+
+def _gpus(host: HostFacts, who: str, notes: list[str]) -> tuple[Gpu, ...]:
+    if host.gpus and not host.visible_gpus:
+        notes.append(
+            f"every GPU on {who} is hidden (CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES): planned for "
+            f"all of them, but CUDA will see none until that is changed"
+        )
+        return host.gpus
+    return host.visible_gpus
+
+
+def _gpu_problems(
+    build: OrtBuild,
+    host: HostFacts,
+    who: str,
+    release: CudaRelease,
+    matrix: Matrix,
+    notes: list[str],
+    reasons: list[str],
+) -> list[str]:
+    gpus = _gpus(host, who, notes)
+    if not gpus:
+        if host.driver.present:
+            notes.append(f"no GPU listed for {who}: compute capability not checked")
+        return []
+    problems: list[str] = []
+    label = short_label(build)
+    for gpu in gpus:
+        cc = gpu.compute_capability
+        where = f"GPU {gpu.index}" + (f" ({gpu.name})" if gpu.name else "") + f" on {who}" if len(gpus) > 1 else who
+        if not cc:
+            notes.append(f"compute capability of GPU {gpu.index} on {who} unknown: not checked")
+            continue
+        problem = _cc_problem(build, cc, release, matrix)
+        if problem is None:
+            problem = _arch_problem(build, cc, notes, where)
+        if problem:
+            problems.append(f"{problem} ({where} has {cc})" if len(gpus) > 1 else problem)
+    if not problems:
+        ccs = ", ".join(sorted({g.compute_capability for g in gpus if g.compute_capability}, key=vtuple))
+        if ccs:
+            reasons.append(
+                f"compute capability {ccs} is supported by CUDA {build.cuda_version}"
+                + (" and compiled into " + label if build.cuda_archs else "")
+            )
+    return problems
+
+
+def _cc_problem(build: OrtBuild, cc: str, release: CudaRelease, matrix: Matrix) -> str | None:
+    supported = release.compute_capabilities
+    if not supported or cc in supported:
+        return None
+    ordered = sorted(supported, key=vtuple)
+    if vtuple(cc) < vtuple(ordered[0]):
+        return (
+            f"CUDA {build.cuda_major} builds do not support compute capability {cc} (CUDA {release.version} "
+            f"supports {ordered[0]} to {ordered[-1]})"
+        )
+    if vtuple(cc) > vtuple(ordered[-1]):
+        first = sorted((r.version for r in matrix.cuda_releases if cc in r.compute_capabilities), key=vtuple)
+        later = f"; CUDA {first[0]} is the first release that does" if first else ""
+        return (
+            f"{short_label(build)} predates compute capability {cc}: CUDA {release.version} supports up to "
+            f"{ordered[-1]}{later}"
+        )
+    return f"CUDA {release.version} does not support compute capability {cc}"
+
+
+def _arch_problem(build: OrtBuild, cc: str, notes: list[str], where: str) -> str | None:
+    archs = build.cuda_archs
+    if not archs:
+        return None
+    gpu = vtuple(cc)
+    # SASS for X.Y runs on X.Z with Z >= Y; PTX of the newest arch is JIT-compiled on newer GPUs.
+    if any(vtuple(a)[0] == gpu[0] and vtuple(a) <= gpu for a in archs):
+        return None
+    newest = max(archs, key=vtuple)
+    if gpu > vtuple(newest):
+        notes.append(
+            f"{build.ort_version} has no kernels compiled for compute capability {cc} ({where}): the "
+            f"driver JIT-compiles its {newest} PTX on the first session (slow once, then cached)"
+        )
+        return None
+    return f"{short_label(build)} has no kernels for compute capability {cc} (built for {', '.join(archs)})"
+
+
+# --- preference -----------------------------------------------------------------------------------------
+
+
+def _existing_libraries(hosts: tuple[HostFacts, ...]) -> _Existing:
+    found = _Existing()
+    for host in hosts:
+        if host.torch and host.torch.cuda_version:
+            found.add_cuda(vtuple(host.torch.cuda_version)[0], f"torch {host.torch.version}")
+        for wheel in host.nvidia_wheels:
+            found.wheels.setdefault(wheel.name, set()).add(wheel.version)
+            if wheel.cuda_major is None:
+                continue
+            if wheel.library == "cudnn":
+                found.add_cudnn(wheel.cuda_major, str(vtuple(wheel.version)[0]), f"{wheel.name} {wheel.version}")
+            elif wheel.library in _CUDA_MAJOR_LIBRARIES:
+                found.add_cuda(wheel.cuda_major, f"{wheel.name} {wheel.version}")
+        for hit in host.libraries:
+            if not hit.major or not hit.major.isdigit():
+                continue
+            where = f"{hit.filename} ({hit.source})"
+            if hit.library in _CUDA_MAJOR_LIBRARIES:
+                found.add_cuda(int(hit.major), where)
+            elif hit.library == "cudnn":
+                found.add_cudnn(None, hit.major, where)
+    return found
+
+
+def _cudnn_major(build: OrtBuild) -> str | None:
+    return str(vtuple(build.cudnn_version)[0]) if build.cudnn_version else None
+
+
+def _reuse_score(build: OrtBuild, existing: _Existing) -> int:
+    if build.cuda_major not in existing.cuda:
+        return 0
+    cudnn = _cudnn_major(build)
+    if cudnn and ((build.cuda_major, cudnn) in existing.cudnn or (None, cudnn) in existing.cudnn):
+        return 2
+    return 1
+
+
+def _preference(verdict: _Verdict, request: Request) -> tuple:
+    build = verdict.build
+    score = verdict.score if request.prefer_existing_libraries else 0
+    # Same release: a build the driver fully supports beats one that needs minor-version compatibility
+    # (JIT paths), then reuse of libraries already present, then PyPI over a side feed, then newer CUDA.
+    return (
+        vtuple(build.ort_version),
+        not verdict.minor_compat,
+        score,
+        build.index_url is None,
+        vtuple(build.cuda_version),
+    )
+
+
+def _reuse_reasons(chosen: _Verdict, existing: _Existing) -> list[str]:
+    if not chosen.score:
+        return []
+    build = chosen.build
+    sources = existing.cuda.get(build.cuda_major, [])
+    text = (
+        f"the CUDA {build.cuda_major} build is preferred: CUDA {build.cuda_major} libraries are already "
+        f"present ({', '.join(sources[:3])})"
+    )
+    cudnn = _cudnn_major(build)
+    if chosen.score > 1 and cudnn:
+        where = existing.cudnn.get((build.cuda_major, cudnn)) or existing.cudnn.get((None, cudnn)) or []
+        text += f", and cuDNN {cudnn} ({', '.join(where[:2])})"
+    return [text + ", so they are not installed twice"]
+
+
+def _missed_reuse_notes(chosen: _Verdict, runnable: list[_Verdict], existing: _Existing, request: Request) -> list[str]:
+    """Say when an older release would have reused the libraries already there."""
+    if chosen.score or not existing.cuda or request.cuda:
+        return []
+    better = [v for v in runnable if v.score > 0]
+    if not better:
+        return []
+    alt = better[0].build
+    present = ", ".join(f"CUDA {m}" for m in sorted(existing.cuda))
+    return [
+        f"the {present} libraries already present are not reused: {chosen.build.ort_version} is built for "
+        f"CUDA {chosen.build.cuda_version}; `--cuda {alt.cuda_major}` picks {short_label(alt)}, which reuses "
+        f"them"
+    ]
+
+
+def _choice_reason(build: OrtBuild, hosts: tuple[HostFacts, ...], matrix: Matrix, request: Request) -> str:
+    who = "this host" if len(hosts) == 1 else f"all {len(hosts)} hosts"
+    pins = [f"--ort {request.ort}" if request.ort else "", f"--cuda {request.cuda}" if request.cuda else ""]
+    pinned = " and ".join(p for p in pins if p)
+    if pinned:
+        return f"{build.label} is the newest build matching {pinned} that runs on {who}"
+    return f"{build.label} is the newest build in the matrix (dated {matrix.date}) that runs on {who}"
+
+
+# --- libraries, flavours, steps -------------------------------------------------------------------------
+
+
+def _split_requirement(text: str) -> tuple[str, str]:
+    """("nvidia-cudnn-cu13", "~=9.0") from "nvidia-cudnn-cu13~=9.0; sys_platform == 'linux'"."""
+    body = text.split(";", 1)[0].strip()
+    index = 0
+    while index < len(body) and (body[index].isalnum() or body[index] in "-_."):
+        index += 1
+    name = body[:index]
+    rest = body[index:].strip()
+    if rest.startswith("["):
+        rest = rest[rest.find("]") + 1 :].strip()
+    return name, rest
+
+
+def _needed_packages(build: OrtBuild, major: CudaMajor | None) -> list[tuple[str, str]]:
+    """(pip package, specifier) of the NVIDIA libraries the build needs."""
+    if build.requirements:
+        return [_split_requirement(r) for r in build.requirements]
+    names = (major.pip_packages or {}) if major else {}
+    if not names:
+        return []
+    sonames = build.libraries_linked + build.libraries_lazy
+    keys: list[str] = []
+    for soname in sonames:
+        key = soname.removeprefix("lib").split(".so")[0].split("64_")[0].lower()
+        match = key if key in names else next((k for k in names if key.startswith(k)), None)
+        if match and match not in keys:
+            keys.append(match)
+    if not sonames:
+        keys = [k for k in names if k != "cudnn" or build.cudnn_version]
+    return [(names[k], "") for k in keys]
+
+
+def _satisfies(version: str, spec: str) -> bool:
+    if not spec:
+        return True
+    try:
+        return ort_matcher(spec)(version)
+    except ValueError:
+        return True
+
+
+def _library_pins(
+    build: OrtBuild, hosts: tuple[HostFacts, ...], matrix: Matrix, existing: _Existing
+) -> tuple[list[LibraryPin], list[str], list[str], str | None]:
+    """Exact pins (and their requirement strings) for the build's NVIDIA libraries."""
+    major = _cuda_major(matrix, build.cuda_major)
+    caps = [c for c in (driver_cuda_version(h, matrix) for h in hosts) if c]
+    cap = min(caps, key=vtuple) if caps else None
+    pins: list[LibraryPin] = []
+    requirements: list[str] = []
+    notes: list[str] = []
+    beyond: list[str] = []
+    replaced: list[str] = []
+    cudnn_version = build.cudnn_version
+    for package, spec in _needed_packages(build, major):
+        wheels = [
+            w
+            for w in matrix.library_wheels
+            if w.package == package and _satisfies(w.version, spec) and vtuple(w.cuda_version)[0] == build.cuda_major
+        ]
+        pin = _reused_pin(build, package, spec, wheels, existing)
+        if pin is None:
+            pin = _choose_wheel(build, package, wheels, cap, matrix.date)
+            installed = sorted(existing.wheels.get(package, set()))
+            if pin is not None and installed and pin.version not in installed:
+                replaced.append(f"{package} {', '.join(installed)}")
+        if pin is None:
+            requirements.append(package + spec)
+            notes.append(f"no exact version of {package} is recorded in the matrix: left to pip as {package + spec!r}")
+            continue
+        pins.append(pin)
+        requirements.append(f"{pin.package}=={pin.version}")
+        library = next((w.library for w in matrix.library_wheels if w.package == package), "")
+        if library == "cudnn" or "cudnn" in package:
+            cudnn_version = pin.version
+        if cap and "minor-version compatibility" in pin.reason:
+            beyond.append(f"{pin.package} {pin.version}")
+    if replaced:
+        notes.append(
+            f"installed {', '.join(replaced)} {'is' if len(replaced) == 1 else 'are'} older than the CUDA "
+            f"{build.cuda_version} the build needs and will be replaced; packages that pin the old version "
+            f"(torch does) make pip warn, but keep working: a newer CUDA minor runs older code"
+        )
+    if beyond:
+        notes.append(
+            f"{', '.join(beyond)}: CUDA {build.cuda_version} libraries (what the build needs), newer "
+            f"than the CUDA {cap} the driver supports"
+        )
+    return pins, requirements, notes, cudnn_version
+
+
+def _reused_pin(
+    build: OrtBuild, package: str, spec: str, wheels: list[LibraryWheel], existing: _Existing
+) -> LibraryPin | None:
+    """The installed version, when every host agrees on it and it is new enough for the build."""
+    versions = existing.wheels.get(package, set())
+    if len(versions) != 1:
+        return None
+    version = next(iter(versions))
+    if not _satisfies(version, spec):
+        return None
+    known = next((w for w in wheels if w.version == version), None)
+    if known is None and wheels:
+        return None  # not in the matrix: its CUDA release is unknown
+    per_release = known is not None and len(vtuple(known.cuda_version)) > 1
+    if per_release and known and vtuple(known.cuda_version)[:2] < vtuple(build.cuda_version)[:2]:
+        return None  # a CUDA 12.4 library under a CUDA 12.8 build
+    return LibraryPin(package, version, "already installed; pinned to that version so it is not downloaded or replaced")
+
+
+def _choose_wheel(
+    build: OrtBuild, package: str, wheels: list[LibraryWheel], cap: str | None, date: str
+) -> LibraryPin | None:
+    if not wheels:
+        return None
+    per_release = [w for w in wheels if len(vtuple(w.cuda_version)) > 1]
+    if not per_release:  # cuDNN: wheels per CUDA major only
+        best = max(wheels, key=lambda w: vtuple(w.version))
+        return LibraryPin(
+            package,
+            best.version,
+            f"newest {package} for CUDA {build.cuda_major} in the matrix "
+            f"(dated {date}), instead of whatever is newest on install day",
+        )
+    built = vtuple(build.cuda_version)
+    eligible = [w for w in per_release if vtuple(w.cuda_version) >= built] or per_release
+    if cap is None:
+        exact = [w for w in eligible if major_minor(w.cuda_version) == major_minor(build.cuda_version)]
+        pool = exact or [w for w in eligible if vtuple(w.cuda_version) == min(vtuple(x.cuda_version) for x in eligible)]
+        best = max(pool, key=lambda w: vtuple(w.version))
+        return LibraryPin(
+            package,
+            best.version,
+            f"CUDA {best.cuda_version} version, matching the CUDA "
+            f"{build.cuda_version} the wheel was built with (driver unknown)",
+        )
+    within = [w for w in eligible if vtuple(w.cuda_version) <= vtuple(cap)]
+    if within:
+        best = max(within, key=lambda w: (vtuple(w.cuda_version), vtuple(w.version)))
+        newer = [w for w in eligible if vtuple(w.cuda_version) > vtuple(cap)]
+        tail = (
+            (
+                f"; newer CUDA {max((w.cuda_version for w in newer), key=vtuple)} versions exist "
+                f"but JIT-compiled "
+                f"code (NVRTC, cuDNN runtime-compiled engines) needs a driver that knows their PTX"
+            )
+            if newer
+            else ""
+        )
+        return LibraryPin(
+            package,
+            best.version,
+            f"newest version for CUDA {best.cuda_version}, which the driver (CUDA {cap}) supports{tail}",
+        )
+    lowest = min(vtuple(w.cuda_version) for w in eligible)
+    best = max((w for w in eligible if vtuple(w.cuda_version) == lowest), key=lambda w: vtuple(w.version))
+    return LibraryPin(
+        package,
+        best.version,
+        f"CUDA {best.cuda_version} version (the oldest that fits the build); "
+        f"the driver supports only CUDA {cap}, so it runs through "
+        f"minor-version compatibility",
+    )
+
+
+def _tensorrt_problems(build: OrtBuild, matrix: Matrix) -> list[str]:
+    """Why --tensorrt cannot be served for this build (empty when it can)."""
+    if not build.tensorrt_version:
+        return [f"--tensorrt: the matrix records no TensorRT version for {short_label(build)}"]
+    release = _tensorrt_release(build, matrix)
+    if release is None:
+        return [
+            f"--tensorrt: TensorRT {build.tensorrt_version} for CUDA {build.cuda_major}, which the "
+            f"{build.ort_version} TensorRT provider needs, is not in the matrix"
+        ]
+    if not release.packages:
+        why = f" ({release.notes})" if release.notes else ""
+        return [
+            f"--tensorrt: TensorRT {release.version} for CUDA {build.cuda_major}, which the "
+            f"{build.ort_version} TensorRT provider needs, has no pip packages{why}"
+        ]
+    return []
+
+
+def _tensorrt_release(build: OrtBuild, matrix: Matrix) -> TensorRTRelease | None:
+    if not build.tensorrt_version:
+        return None
+    wanted = vtuple(build.tensorrt_version)
+    matches = [
+        t for t in matrix.tensorrt if t.cuda_major == build.cuda_major and vtuple(t.version)[: len(wanted)] == wanted
+    ]
+    return max(matches, key=lambda t: vtuple(t.version)) if matches else None
+
+
+def _conflicting_flavours(build: OrtBuild, hosts: tuple[HostFacts, ...]) -> list[tuple[str, str]]:
+    """(distribution, why) for every installed onnxruntime flavour that is not exactly the chosen build."""
+    found: dict[str, str] = {}
+    for host in hosts:
+        for dist in host.onnxruntime:
+            if dist.name == build.package:
+                if dist.version != build.ort_version:
+                    why = f"{dist.name} {dist.version} is replaced by {build.ort_version}"
+                elif dist.cuda_version and major_minor(dist.cuda_version) != major_minor(build.cuda_version):
+                    why = (
+                        f"the installed {dist.name} {dist.version} is the CUDA {dist.cuda_version} build; "
+                        f"pip would "
+                        f"keep it as 'already satisfied'"
+                    )
+                elif not dist.cuda_version and build.index_url:
+                    why = (
+                        f"the installed {dist.name} {dist.version} may be another CUDA build; "
+                        f"the planned one "
+                        f"comes from {build.index_url}"
+                    )
+                else:
+                    continue
+            elif dist.name == "onnxruntime":
+                why = (
+                    f"the CPU package onnxruntime {dist.version} shadows {build.package}: both install the "
+                    f"onnxruntime module"
+                )
+            else:
+                why = f"{dist.name} {dist.version} installs the same onnxruntime module as {build.package}"
+            found.setdefault(dist.name, why)
+    return sorted(found.items())
+
+
+def _steps(
+    build: OrtBuild, uninstall: list[tuple[str, str]], libraries: list[str], tensorrt: TensorRTRelease | None
+) -> tuple[Step, ...]:
+    steps: list[Step] = []
+    if uninstall:
+        steps.append(Step("uninstall", tuple(name for name, _ in uninstall), "; ".join(why for _, why in uninstall)))
+    extras = f"[{','.join(build.extras)}]" if build.extras else ""
+    ort = f"{build.package}{extras}=={build.ort_version}"
+    extra_packages = [*libraries, *(tensorrt.packages if tensorrt else ())]
+    if build.index_url is None:
+        steps.append(
+            Step(
+                "install",
+                (ort, *extra_packages),
+                f"{build.label} with exactly pinned NVIDIA libraries" if libraries else build.label,
+            )
+        )
+        return tuple(steps)
+    if extra_packages:
+        steps.append(Step("install", tuple(extra_packages), "the NVIDIA libraries, exactly pinned, from PyPI"))
+    steps.append(
+        Step(
+            "install",
+            (ort,),
+            f"{build.label} from its package index (PyPI supplies the other dependencies)",
+            index_url=build.index_url,
+            extra_index_urls=(PYPI_SIMPLE,),
+        )
+    )
+    return tuple(steps)
+
+
+# --- rejections -----------------------------------------------------------------------------------------
+
+
+def _rejections_for_plan(chosen: _Verdict, verdicts: list[_Verdict]) -> list[Rejection]:
+    """Candidates newer than (or as new as) the chosen one that lost, and why."""
+    newest = vtuple(chosen.build.ort_version)
+    out: list[Rejection] = []
+    for verdict in verdicts:
+        if verdict is chosen or vtuple(verdict.build.ort_version) < newest:
+            continue
+        if verdict.problems:
+            out.append(Rejection(verdict.build.label, "; ".join(verdict.problems)))
+        elif verdict.build.ort_version == chosen.build.ort_version:
+            out.append(
+                Rejection(
+                    verdict.build.label,
+                    f"runs, but {short_label(chosen.build)} is preferred: {_why_preferred(chosen, verdict)}",
+                )
+            )
+    return out
+
+
+def _why_preferred(chosen: _Verdict, loser: _Verdict) -> str:
+    if loser.minor_compat and not chosen.minor_compat:
+        return "the driver supports its CUDA fully, without minor-version compatibility"
+    if chosen.score > loser.score:
+        return "it reuses CUDA libraries already present"
+    if chosen.build.index_url is None and loser.build.index_url is not None:
+        return "it is on PyPI, not a side index"
+    return "it is built for a newer CUDA"
+
+
+def _no_plan(verdicts: list[_Verdict], hosts: tuple[HostFacts, ...], request: Request) -> NoCompatiblePlan:
+    rejected = [Rejection(v.build.label, "; ".join(v.problems)) for v in verdicts]
+    pinned = (
+        " matching "
+        + " and ".join(
+            p
+            for p in (
+                f"--ort {request.ort}" if request.ort else "",
+                f"--cuda {request.cuda}" if request.cuda else "",
+            )
+            if p
+        )
+        if (request.ort or request.cuda)
+        else ""
+    )
+    if len(hosts) == 1:
+        message = f"no onnxruntime-gpu build{pinned} runs on this host"
+        first = verdicts[0].problems[0] if verdicts and verdicts[0].problems else ""
+        hint = f"the newest candidate: {first}" if first else None
+        return NoCompatiblePlan(message, rejected=rejected, hint=hint)
+    counts = [sum(1 for v in verdicts if i in v.blocking_hosts) for i in range(len(hosts))]
+    worst = max(counts)
+    blockers = [host_name(h, i, len(hosts)) for i, h in enumerate(hosts) if counts[i] == worst]
+    message = (
+        f"no onnxruntime-gpu build{pinned} runs on all {len(hosts)} hosts; {' and '.join(blockers)} "
+        f"{'blocks' if len(blockers) == 1 else 'block'} it"
+    )
+    return NoCompatiblePlan(message, rejected=rejected, hint="plan for the blocking host separately, or upgrade it")
+
+
+def _cuda_release(matrix: Matrix, version: str) -> CudaRelease | None:
+    wanted = vtuple(version)
+    return next((r for r in matrix.cuda_releases if vtuple(r.version)[:2] == wanted[:2]), None)
+
+
+def _cuda_major(matrix: Matrix, major: int) -> CudaMajor | None:
+    return next((m for m in matrix.cuda_majors if m.major == major), None)
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+__all__ = ["make_plan", "driver_cuda_version", "short_label", "host_name", "PYPI_SIMPLE"]

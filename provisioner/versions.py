@@ -1,0 +1,117 @@
+"""Small, dependency-free version helpers for the planner (numeric comparison, --ort specifiers).
+
+Driver, CUDA, glibc and compute-capability versions are plain dotted numbers; comparing them as integer
+tuples is exact and costs nothing at start-up. onnxruntime release specifiers (`--ort`) use PEP 440 via
+`packaging`, imported only when a specifier with operators is given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+_NUMERIC = re.compile(r"^\d+(\.\d+)*$")
+_RELEASE = re.compile(r"^(\d+(?:\.\d+)*)")
+_PLAIN_ORT = re.compile(r"^\d+\.\d+(\.\d+)?$")
+
+
+@lru_cache(maxsize=4096)
+def vtuple(version: str) -> tuple[int, ...]:
+    """(535, 104, 5) for "535.104.05"; the numeric release of anything else ("1.20.0rc1" -> (1, 20, 0))."""
+    match = _RELEASE.match(version.strip())
+    if not match:
+        raise ValueError(f"not a version: {version!r}")
+    return tuple(int(part) for part in match.group(1).split("."))
+
+
+def is_numeric_version(text: str) -> bool:
+    """True for "535", "535.104.05", "12.4"."""
+    return bool(_NUMERIC.match(text))
+
+
+@lru_cache(maxsize=4096)
+def at_least(version: str, floor: str) -> bool:
+    """version >= floor, comparing dotted numbers ("535.104" >= "525.60.13")."""
+    return _padded(vtuple(version), vtuple(floor)) >= _padded(vtuple(floor), vtuple(version))
+
+
+def _padded(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    return a + (0,) * max(0, len(b) - len(a))
+
+
+def major_minor(version: str) -> str:
+    """ "12.4" for "12.4.127"."""
+    return ".".join(version.split(".")[:2])
+
+
+@lru_cache(maxsize=256)
+def ort_matcher(spec: str) -> Callable[[str], bool]:
+    """A predicate for onnxruntime releases. "1.20" means the 1.20 series, "1.20.1" that release; anything
+    with an operator is a PEP 440 specifier (">=1.18,<1.21", "~=1.19.0"). ValueError if malformed."""
+    text = spec.strip()
+    if _PLAIN_ORT.match(text):
+        parts = vtuple(text)
+        if len(parts) == 2:
+            return lambda version: vtuple(version)[:2] == parts
+        return lambda version: _padded(vtuple(version), parts) == _padded(parts, vtuple(version))
+    if not text:
+        raise ValueError("empty specifier")
+    clauses = _simple_clauses(text)
+    if clauses is not None:
+        return lambda version: _simple_contains(clauses, version)
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        specifiers = SpecifierSet(text)
+    except InvalidSpecifier:
+        raise ValueError(f"not a version or specifier: {spec!r}") from None
+    return lambda version: specifiers.contains(version, prereleases=True)
+
+
+_CLAUSE = re.compile(r"^(==|!=|>=|<=|~=|>|<)\s*(\d+(?:\.\d+)*)(\.\*)?$")
+Clause = tuple[str, tuple[int, ...], bool]
+
+
+def _simple_clauses(text: str) -> tuple[Clause, ...] | None:
+    """Numeric PEP 440 clauses ("~=13.0", ">=9,<10", "==12.*"), or None to let `packaging` decide."""
+    clauses = []
+    for part in text.split(","):
+        match = _CLAUSE.match(part.strip())
+        if not match:
+            return None
+        op, number, star = match.group(1), vtuple(match.group(2)), bool(match.group(3))
+        if (star and op not in ("==", "!=")) or (op == "~=" and len(number) < 2):
+            return None
+        clauses.append((op, number, star))
+    return tuple(clauses)
+
+
+_RELEASE_POST = re.compile(r"^(\d+(?:\.\d+)*)(?:\.post(\d+))?$")
+
+
+def _simple_contains(clauses: tuple[Clause, ...], version: str) -> bool:
+    match = _RELEASE_POST.match(version)
+    if not match:  # pre-releases, local versions ...: let packaging decide
+        from packaging.specifiers import SpecifierSet
+
+        text = ",".join(f"{op}{'.'.join(map(str, n))}{'.*' if star else ''}" for op, n, star in clauses)
+        return SpecifierSet(text).contains(version, prereleases=True)
+    have = vtuple(match.group(1))
+    post = match.group(2) is not None  # 9.1.0.70.post1: after 9.1.0.70, before 9.1.0.71
+    for op, number, star in clauses:
+        a, b = _padded(have, number), _padded(number, have)
+        if star:
+            ok = have[: len(number)] == number
+            ok = ok if op == "==" else not ok
+        elif op == "~=":
+            ok = a >= b and have[: len(number) - 1] == number[:-1]
+        elif op in ("==", "!="):
+            ok = (a == b and not post) == (op == "==")
+        elif op == "<=":
+            ok = a < b or (a == b and not post)
+        else:
+            ok = {">=": a >= b, ">": a > b, "<": a < b}[op]
+        if not ok:
+            return False
+    return True
