@@ -1,0 +1,548 @@
+"""Doctor: findings from the host facts, a verify report, pasted log text and the plan outcome. Pure.
+
+`diagnose(facts, report, log, plan)` -> list[Finding], most important first; `analyze_log(text)` explains a
+pasted log alone. Evidence that a GPU session really worked (a passing verify report) outranks inference
+from the facts: library guesses are not reported when verify proved the session.
+"""
+
+from __future__ import annotations
+
+import re
+
+from provisioner.errors import NoCompatiblePlan
+from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
+from provisioner.findings import Finding, merge_findings
+from provisioner.logpatterns import Fixes, analyze_log
+from provisioner.plan import Plan, step_argv
+from provisioner.verify.report import Failure, VerifyReport
+
+__all__ = ["Finding", "analyze_log", "diagnose", "is_healthy"]
+
+# sources from which the dynamic loader finds a library without help (no preload_dlls(), no `import torch`)
+LOADER_SOURCES = frozenset(
+    {"ld_library_path", "ldconfig", "cuda_toolkit", "path", "cuda_path", "system", "wsl", "conda"}
+)  # conda: the env's python carries RPATH $ORIGIN/../lib, which every dlopen in the process uses
+HIDDEN_VALUES = frozenset({"", "-1", "none", "void", "nodevfiles"})
+CUDA_LIBRARIES = ("cudart", "cublas", "cufft", "curand")  # linked or opened by every CUDA provider build
+
+
+def is_healthy(findings: list[Finding]) -> bool:
+    """No finding blocks the GPU (warnings and info are allowed)."""
+    return not any(f.blocking for f in findings)
+
+
+def diagnose(
+    facts: HostFacts | None,
+    report: VerifyReport | None = None,
+    log: str | None = None,
+    plan: Plan | NoCompatiblePlan | None = None,
+) -> list[Finding]:
+    """All findings, merged per code and sorted, most important first."""
+    python = facts.python.executable if facts and facts.python else (report.python if report else "python")
+    windows = bool(facts and facts.platform.os == "windows") or bool(report and report.python.lower().endswith(".exe"))
+    fixes = Fixes(python=python, windows=windows)
+    found: list[Finding] = []
+    if facts is not None:
+        found += _from_facts(facts, report, fixes)
+    if report is not None:
+        found += _from_report(report, facts, fixes)
+    if log:
+        found += analyze_log(log, python=python)
+    if isinstance(plan, NoCompatiblePlan):
+        found += _from_no_plan(plan, fixes)
+    findings = merge_findings(found)
+    if isinstance(plan, Plan):
+        findings = [_with_plan_fix(f, plan, python) for f in findings]
+    return findings
+
+
+# --- host facts ------------------------------------------------------------------------------------------
+
+
+def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes) -> list[Finding]:
+    found: list[Finding] = []
+    env = facts.environment
+    if facts.platform.tag not in PLATFORM_TAGS:
+        found.append(
+            Finding(
+                "no-wheel-for-platform",
+                "error",
+                f"onnxruntime-gpu publishes no wheels for {facts.platform.tag}",
+                (f"platform: {facts.platform.tag}; wheels exist for {', '.join(PLATFORM_TAGS)}",),
+                fixes.for_code("no-wheel-for-platform"),
+            )
+        )
+        return found
+    driver = facts.driver
+    if driver.error and "mismatch" in driver.error.lower():
+        found.append(
+            Finding(
+                "driver-library-mismatch",
+                "error",
+                "the NVIDIA kernel driver and its libraries differ",
+                (driver.error,),
+                fixes.for_code("driver-library-mismatch"),
+            )
+        )
+    elif not driver.present:
+        evidence = tuple(x for x in (f"driver: none ({driver.source})", driver.error) if x)
+        if env.container:
+            found.append(
+                Finding(
+                    "gpu-hidden",
+                    "error",
+                    f"this {env.container} container sees no NVIDIA driver (no GPU access, or none on the host)",
+                    (*evidence, f"container: {env.container}"),
+                    fixes.for_code("gpu-hidden"),
+                )
+            )
+        else:
+            found.append(
+                Finding("no-driver", "error", "no NVIDIA driver is loaded", evidence, fixes.for_code("no-driver"))
+            )
+    else:
+        hidden = _hidden_by_env(facts)
+        if hidden:
+            found.append(
+                Finding(
+                    "gpu-hidden",
+                    "error",
+                    "the GPUs are hidden from CUDA programs",
+                    hidden,
+                    fixes.for_code("gpu-hidden"),
+                )
+            )
+    ort = facts.onnxruntime
+    gpu_dists = [d for d in ort if d.is_gpu]
+    cpu_dists = [d for d in ort if d.name == "onnxruntime"]
+    if not ort:
+        found.append(
+            Finding(
+                "onnxruntime-not-installed",
+                "error",
+                "onnxruntime is not installed in the target",
+                (f"python: {facts.python.executable if facts.python else 'unknown'}",),
+                f"ortprov apply --python {fixes.python}",
+            )
+        )
+    elif not gpu_dists:
+        found.append(
+            Finding(
+                "cpu-package-only",
+                "error",
+                "only the CPU onnxruntime package is installed",
+                tuple(f"installed: {d.name} {d.version}" for d in ort),
+                fixes.for_code("cpu-package-only"),
+            )
+        )
+    elif cpu_dists:
+        found.append(
+            Finding(
+                "cpu-and-gpu-installed",
+                "error",
+                "the CPU and GPU onnxruntime packages are both installed (they share one folder)",
+                tuple(f"installed: {d.name} {d.version}" for d in ort),
+                fixes.for_code("cpu-and-gpu-installed"),
+            )
+        )
+    elif any(d.build_package_name == "onnxruntime" for d in gpu_dists):
+        found.append(
+            Finding(
+                "cpu-and-gpu-installed",
+                "error",
+                "the onnxruntime folder holds the CPU build although onnxruntime-gpu is installed",
+                tuple(f"{d.name} {d.version}: files say package_name={d.build_package_name!r}" for d in gpu_dists),
+                fixes.for_code("cpu-and-gpu-installed"),
+            )
+        )
+    gpu = gpu_dists[0] if gpu_dists else None
+    if gpu is not None and gpu.cuda_version and driver.present and driver.cuda_version:
+        found += _driver_vs_build(gpu, driver.cuda_version, driver.version, fixes)
+    proven = report is not None and report.ok and report.mode == "session"
+    if gpu is not None and not proven:
+        found += _library_findings(facts, gpu, fixes)
+    return found
+
+
+def _hidden_by_env(facts: HostFacts) -> tuple[str, ...]:
+    env = facts.environment
+    evidence = []
+    if env.cuda_visible_devices is not None and env.cuda_visible_devices.strip().lower() in HIDDEN_VALUES:
+        evidence.append(f"CUDA_VISIBLE_DEVICES={env.cuda_visible_devices!r}")
+    if env.nvidia_visible_devices is not None and env.nvidia_visible_devices.strip().lower() in HIDDEN_VALUES:
+        evidence.append(f"NVIDIA_VISIBLE_DEVICES={env.nvidia_visible_devices!r}")
+    if facts.gpus and not facts.visible_gpus:
+        evidence.append(f"{len(facts.gpus)} GPU(s) present, none visible")
+    return tuple(evidence)
+
+
+def _major(version: str | None) -> int | None:
+    try:
+        return int(str(version).split(".")[0])
+    except (TypeError, ValueError):
+        return None
+
+
+def _driver_vs_build(gpu: OrtDist, driver_cuda: str, driver_version: str | None, fixes: Fixes) -> list[Finding]:
+    build_major, driver_major = _major(gpu.cuda_version), _major(driver_cuda)
+    if build_major is None or driver_major is None or driver_major >= build_major:
+        return []
+    return [
+        Finding(
+            "driver-too-old",
+            "error",
+            f"the driver supports CUDA {driver_cuda}; {gpu.name} {gpu.version} needs CUDA {gpu.cuda_version}",
+            (
+                f"driver {driver_version} (CUDA {driver_cuda})",
+                f"{gpu.name} {gpu.version} built for CUDA {gpu.cuda_version}",
+            ),
+            fixes.for_code("driver-too-old"),
+        )
+    ]
+
+
+def _library_findings(facts: HostFacts, gpu: OrtDist, fixes: Fixes) -> list[Finding]:
+    """cuDNN / CUDA libraries the installed build needs: missing, wrong major, or present but not findable."""
+    found: list[Finding] = []
+    build_major = _major(gpu.cuda_version)  # None when the build does not record it: presence is still checked
+    wanted = {"cudart": str(build_major), "cublas": str(build_major)} if build_major is not None else {}
+    if gpu.cudnn_version:
+        wanted["cudnn"] = str(_major(gpu.cudnn_version))
+    for library in ("cudnn", *CUDA_LIBRARIES):
+        hits = [h for h in facts.libraries if h.library == library]
+        major = wanted.get(library)
+        matching = [h for h in hits if major is None or h.major is None or h.major == major]
+        code = "cudnn-missing" if library == "cudnn" else "cuda-library-missing"
+        if not hits:
+            found.append(
+                Finding(
+                    code,
+                    "error",
+                    f"no {library} library was found for {gpu.name} {gpu.version}",
+                    (f"searched: pip wheels, torch, LD_LIBRARY_PATH/PATH, ldconfig, CUDA toolkit; no {library}",),
+                    fixes.for_code(code, library),
+                    library,
+                )
+            )
+            continue
+        if not matching:
+            majors = sorted({h.major or "?" for h in hits})
+            found.append(
+                Finding(
+                    "cuda-major-mismatch",
+                    "error",
+                    f"{library} is present only for major {', '.join(majors)}; {gpu.name} {gpu.version} "
+                    f"(CUDA {gpu.cuda_version}) needs {library} {major}",
+                    tuple(_hit_line(h) for h in hits[:4]),
+                    fixes.for_code("cuda-major-mismatch"),
+                    library,
+                )
+            )
+            continue
+        if not any(h.source in LOADER_SOURCES for h in matching):
+            found.append(
+                Finding(
+                    "library-not-on-path",
+                    "error",
+                    f"{library} is installed ({', '.join(sorted({h.source for h in matching}))}) but the "
+                    "loader does not search there: only preload_dlls() or `import torch` finds it",
+                    tuple(_hit_line(h) for h in matching[:4]),
+                    fixes.for_code("library-not-on-path"),
+                    library,
+                )
+            )
+    return found
+
+
+def _hit_line(hit: LibraryHit) -> str:
+    return f"{hit.filename} at {hit.path} ({hit.source})"
+
+
+# --- verify report ---------------------------------------------------------------------------------------
+
+
+def _from_report(report: VerifyReport, facts: HostFacts | None, fixes: Fixes) -> list[Finding]:
+    found: list[Finding] = []
+    kinds = set(report.failure_kinds)
+    texts = (report.stderr, *report.ort_messages, *(f.message for f in report.failures))
+    explained = analyze_log("\n".join(texts), python=fixes.python)
+    for failure in report.failures:
+        found += _from_failure(failure, report, fixes)
+    if kinds & {"session-failed", "cpu-fallback", "import-failed", "crashed"}:
+        found += [f for f in explained if f.code != "gpu-provider-failed"]
+        for failure in report.failures:
+            if failure.kind == "session-failed" and failure.library and not any(f.blocking for f in found):
+                found += _library_failure(failure, fixes)
+        if not any(f.blocking for f in found):
+            messages = tuple(m for m in report.ort_messages[:6]) or tuple(f.message for f in report.failures[:3])
+            found.append(
+                Finding(
+                    "gpu-provider-failed",
+                    "error",
+                    "the GPU session could not be created; ONNX Runtime fell back to the CPU",
+                    messages,
+                    fixes.for_code("gpu-provider-failed"),
+                )
+            )
+    else:
+        found += [f for f in explained if not f.blocking]
+    related = {d.name: d.version for d in (report.ort.related_dists if report.ort else ())}
+    drivers = [
+        f"{name} {related[name]}"
+        for name in ("pycuda", "tensorrt", "tensorrt-cu12", "tensorrt-cu13")
+        if name in related
+    ]
+    if drivers and report.provider == "cuda":
+        found.append(
+            Finding(
+                "cuda-context-conflict",
+                "info",
+                f"{', '.join(drivers)} installed next to onnxruntime-gpu: using both in one process needs "
+                "explicit CUDA context management",
+                tuple(f"installed: {d}" for d in drivers),
+                fixes.for_code("cuda-context-conflict"),
+            )
+        )
+    if report.preload_required:
+        found.append(
+            Finding(
+                "library-not-on-path",
+                "warning",
+                "the GPU session works only after onnxruntime.preload_dlls(): the loader alone does not "
+                "find the NVIDIA libraries",
+                report.attempts,
+                fixes.for_code("library-not-on-path"),
+            )
+        )
+    if report.static is not None:
+        for lib in report.static.libraries:
+            if lib.status == "driver-missing" and facts is not None and facts.driver.present:
+                found.append(
+                    Finding(
+                        "no-driver",
+                        "error",
+                        f"{lib.soname} (the driver's CUDA library) is not found",
+                        (f"{lib.soname}: not found by the loader",),
+                        fixes.for_code("no-driver"),
+                    )
+                )
+    for check in report.checks:
+        gpu, cpu = check.gpu, check.cpu
+        if (
+            check.gpu_first
+            and gpu
+            and cpu
+            and gpu.median_run_ms
+            and cpu.median_run_ms
+            and gpu.median_run_ms > cpu.median_run_ms
+        ):
+            found.append(
+                Finding(
+                    "gpu-slower-than-cpu",
+                    "warning",
+                    f"{check.model}: the GPU session is slower than the CPU "
+                    f"({gpu.median_run_ms:.2f} ms vs {cpu.median_run_ms:.2f} ms per run)",
+                    (
+                        f"{check.model}: GPU median {gpu.median_run_ms} ms over {gpu.runs} runs, CPU "
+                        f"{cpu.median_run_ms} ms over {cpu.runs} runs",
+                    ),
+                    fixes.for_code("gpu-slower-than-cpu"),
+                )
+            )
+    return found
+
+
+def _from_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list[Finding]:
+    kind, message = failure.kind, failure.message
+    evidence = (message,)
+    if kind in ("cpu-package-only", "cpu-and-gpu-installed"):
+        title = (
+            "`import onnxruntime` loads the CPU package: no GPU provider"
+            if kind == "cpu-package-only"
+            else "the CPU and GPU onnxruntime packages are both installed (they share one folder)"
+        )
+        return [Finding(kind, "error", title, evidence, fixes.for_code(kind))]
+    if kind == "not-installed":
+        return [
+            Finding(
+                "onnxruntime-not-installed",
+                "error",
+                "onnxruntime is not installed in the target",
+                evidence,
+                f"ortprov apply --python {fixes.python}",
+            )
+        ]
+    if kind in ("library-missing", "library-not-on-path"):
+        return _library_failure(failure, fixes)
+    return _other_failure(failure, report, fixes)
+
+
+def _library_failure(failure: Failure, fixes: Fixes) -> list[Finding]:
+    """A failure about one named library -> cudnn-missing / tensorrt-missing / cuda-library-missing / not-on-path."""
+    evidence = (failure.message,)
+    library = failure.library or "?"
+    if failure.kind == "library-not-on-path":
+        return [
+            Finding(
+                "library-not-on-path",
+                "error",
+                f"{library} is installed but cannot be found",
+                evidence,
+                fixes.for_code("library-not-on-path"),
+                library,
+            )
+        ]
+    if library == "cudnn":
+        return [
+            Finding(
+                "cudnn-missing",
+                "error",
+                "cuDNN is not installed where the loader can find it",
+                evidence,
+                fixes.for_code("cudnn-missing"),
+                "cudnn",
+            )
+        ]
+    if library in ("nvinfer", "nvonnxparser"):
+        return [
+            Finding(
+                "tensorrt-missing",
+                "error",
+                "TensorRT is not installed",
+                evidence,
+                fixes.for_code("tensorrt-missing"),
+                "nvinfer",
+            )
+        ]
+    base = "cublas" if library == "cublasLt" else library
+    return [
+        Finding(
+            "cuda-library-missing",
+            "error",
+            f"the CUDA library {base} is not installed",
+            evidence,
+            fixes.for_code("cuda-library-missing", base),
+            base,
+        )
+    ]
+
+
+def _other_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list[Finding]:
+    """Timeouts, crashes, disagreements and unknown kinds; session failures are explained by the caller."""
+    kind, message = failure.kind, failure.message
+    evidence = (message,)
+    if kind == "timeout":
+        return [
+            Finding(
+                "verify-timeout",
+                "error",
+                "the GPU check hung",
+                evidence,
+                f"ortprov verify --python {fixes.python} --timeout 600  (a first TensorRT engine build or "
+                "PTX JIT can take minutes; otherwise the driver is stuck: check `nvidia-smi`)",
+            )
+        ]
+    if kind == "crashed":
+        return [
+            Finding(
+                "verify-crashed",
+                "error",
+                f"the GPU check crashed ({report.signal or 'signal'})",
+                (message, *report.ort_messages[-3:]),
+                f"ortprov verify --python {fixes.python} --json  shows the stage it died in; mixed CUDA "
+                "libraries (torch's and pip's) are the usual cause: ortprov apply",
+            )
+        ]
+    if kind == "results-differ":
+        return [
+            Finding(
+                "gpu-results-differ",
+                "error",
+                "GPU results disagree with the CPU beyond the TF32 tolerance",
+                evidence,
+                "report the versions (ortprov detect --json) upstream; try another onnxruntime-gpu "
+                "build with ortprov plan --ort SPEC",
+            )
+        ]
+    if kind == "numpy-missing":
+        return [
+            Finding(
+                "verify-failed",
+                "error",
+                "numpy is not installed in the target, so the check could not run",
+                evidence,
+                f"{fixes.pip} install numpy",
+            )
+        ]
+    missing_module = re.search(r"No module named '([\w.]+)'", message) if kind == "import-failed" else None
+    if missing_module:
+        module = missing_module.group(1).split(".")[0]
+        return [
+            Finding(
+                "verify-failed",
+                "error",
+                f"`import onnxruntime` fails: the module {module!r} is not installed in the target",
+                evidence,
+                f"{fixes.pip} install {module}",
+            )
+        ]
+    if kind in ("session-failed", "cpu-fallback", "import-failed"):
+        return []  # explained from the captured stderr by the caller
+    return [
+        Finding(
+            "verify-failed",
+            "error",
+            f"verify failed: {kind}",
+            evidence,
+            f"ortprov verify --python {fixes.python} --json",
+        )
+    ]
+
+
+# --- plan outcome ----------------------------------------------------------------------------------------
+
+
+def _from_no_plan(error: NoCompatiblePlan, fixes: Fixes) -> list[Finding]:
+    reasons = [getattr(r, "reason", str(r)) for r in error.rejected]
+    text = " ".join(reasons).lower()
+    if "compute capability" in text or "no kernels" in text:
+        code, title = (
+            "unsupported-gpu-arch",
+            "no onnxruntime-gpu build supports this GPU's compute capability",
+        )
+    elif "no wheel" in text or "glibc" in text:
+        code, title = (
+            "no-wheel-for-platform",
+            "no onnxruntime-gpu build has a wheel for this platform or Python",
+        )
+    elif "driver" in text:
+        code, title = "driver-too-old", "the driver is too old for every onnxruntime-gpu build"
+    else:
+        code, title = "no-wheel-for-platform", "no onnxruntime-gpu build runs on this host"
+    return [Finding(code, "error", title, (error.message, *reasons[:3]), fixes.for_code(code))]
+
+
+_PLAN_FIXED = frozenset(
+    {
+        "cpu-package-only",
+        "cpu-and-gpu-installed",
+        "cudnn-missing",
+        "cuda-library-missing",
+        "cuda-major-mismatch",
+        "onnxruntime-not-installed",
+        "tensorrt-missing",
+    }
+)
+
+
+def _with_plan_fix(finding: Finding, plan: Plan, python: str) -> Finding:
+    """Where the plan's steps fix the finding, show them as the exact commands."""
+    if finding.code not in _PLAN_FIXED or not plan.steps:
+        return finding
+    commands = " && ".join(" ".join(_quote(a) for a in step_argv(s, "pip", python)) for s in plan.steps)
+    fix = f"ortprov apply --python {python}  (runs: {commands})"
+    return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
+
+
+def _quote(arg: str) -> str:
+    return f'"{arg}"' if any(c in arg for c in " <>[]*") else arg

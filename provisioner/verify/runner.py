@@ -1,0 +1,269 @@
+"""Run the verify child in the target interpreter, with a timeout, and turn whatever happens into a report.
+
+A hang becomes a `timeout` report, a crash (segfault, abort) a `crashed` report naming the signal and the
+stage the child had reached; the parent never raises for what the child does. Bad arguments (no such
+interpreter, no such model, an unknown provider) raise BadInput before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from provisioner.errors import BadInput
+from provisioner.verify.report import Failure, VerifyReport
+
+CHILD_SCRIPT = Path(__file__).resolve().parent / "child.py"
+STAGE_PREFIX = "ortprov-verify-stage: "
+PROVIDERS = ("cuda", "tensorrt")
+PRELOAD_MODES = ("auto", "always", "never")
+STDERR_TAIL_CHARS = 20000
+
+# stderr lines worth keeping as evidence for doctor
+_MESSAGE_LINE = re.compile(
+    r"(\[[EWF]:onnxruntime|Failed to|cannot open shared object|LoadLibrary|error 126|depends on|"
+    r"CUDA failure|CUDNN failure|CUBLAS failure|no kernel image|out of memory|zlibwapi|insufficient|"
+    r"is not in available provider|not assigned to the preferred|Microsoft Visual C\+\+|Traceback|Error:)",
+    re.I,
+)
+# a session failure the preload_dlls() retry can fix: a library the loader could not find
+_LOADER_TROUBLE = re.compile(
+    r"cannot open shared object|Failed to load library|LoadLibrary failed|error 126|"
+    r"which is missing|Failed to create CUDAExecutionProvider|"
+    r"Failed to create TensorrtExecutionProvider",
+    re.I,
+)
+
+
+def run_verify(
+    python: str,
+    *,
+    provider: str = "cuda",
+    model: str | None = None,
+    static: bool = False,
+    dims: dict[str, int] | None = None,
+    timeout: float = 120.0,
+    preload: str = "auto",
+    env: dict[str, str] | None = None,
+) -> VerifyReport:
+    """Prove a GPU session in `python` (a path to the target interpreter) and return the report.
+
+    preload: "never" runs the child as a plain application would; "always" calls onnxruntime.preload_dlls()
+    first; "auto" (default) runs plainly and, only when the GPU session failed on a library the loader
+    could not find, once more with preload_dlls(), marking the report `preload_required`.
+    """
+    _validate(python, provider, model, dims, timeout, preload)
+    argv = _child_argv(python, provider, model, static, dims or {})
+    child_env = {**os.environ, **(env or {}), "PYTHONIOENCODING": "utf-8", "PYTHONUNBUFFERED": "1"}
+    deadline = time.monotonic() + timeout
+    if static or preload == "never":
+        return _run_child(argv + ["--preload", "no"], timeout, child_env, provider, static, python)
+    if preload == "always":
+        return _run_child(argv + ["--preload", "yes"], timeout, child_env, provider, static, python)
+    first = _run_child(argv + ["--preload", "no"], timeout, child_env, provider, static, python)
+    left = deadline - time.monotonic()
+    if not _preload_may_help(first) or left < 5:
+        return first
+    second = _run_child(argv + ["--preload", "yes"], left, child_env, provider, static, python)
+    attempts = (
+        f"without onnxruntime.preload_dlls(): {first.status} ({_kinds(first)})",
+        f"with onnxruntime.preload_dlls(): {second.status} ({_kinds(second)})",
+    )
+    if second.ok:
+        warning = (
+            "the GPU session works only after onnxruntime.preload_dlls(): call it before creating sessions, "
+            "or put the NVIDIA library folders on the loader path"
+        )
+        return _replace(
+            second,
+            attempts=attempts,
+            preload_required=True,
+            warnings=(*second.warnings, warning),
+            ort_messages=first.ort_messages + second.ort_messages,
+            duration_s=_sum(first.duration_s, second.duration_s),
+        )
+    return _replace(first, attempts=attempts, duration_s=_sum(first.duration_s, second.duration_s))
+
+
+def _validate(
+    python: str, provider: str, model: str | None, dims: dict[str, int] | None, timeout: float, preload: str
+) -> None:
+    if provider not in PROVIDERS:
+        raise BadInput(f"unknown provider {provider!r}", hint=f"use one of: {', '.join(PROVIDERS)}")
+    if preload not in PRELOAD_MODES:
+        raise BadInput(f"unknown preload mode {preload!r}", hint=f"use one of: {', '.join(PRELOAD_MODES)}")
+    if not python or not (Path(python).is_file() and os.access(python, os.X_OK)):
+        raise BadInput(
+            f"python interpreter {python!r} does not exist or is not executable",
+            hint="pass the target's interpreter, e.g. --python .venv/bin/python",
+        )
+    if model is not None and not Path(model).is_file():
+        raise BadInput(f"model file {model!r} does not exist")
+    if timeout <= 0:
+        raise BadInput(f"timeout must be positive, got {timeout}")
+    for name, size in (dims or {}).items():
+        if not name or "=" in name or not isinstance(size, int) or size < 1:
+            raise BadInput(f"bad dimension {name}={size}", hint="use --dim NAME=N with N >= 1, e.g. --dim batch=1")
+
+
+def _child_argv(python: str, provider: str, model: str | None, static: bool, dims: dict[str, int]) -> list[str]:
+    argv = [python, str(CHILD_SCRIPT), "--provider", provider]
+    if model:
+        argv += ["--model", str(Path(model).resolve())]
+    if static:
+        argv.append("--static")
+    for name, size in dims.items():
+        argv += ["--dim", f"{name}={size}"]
+    return argv
+
+
+def _run_child(
+    argv: list[str], timeout: float, env: dict[str, str], provider: str, static: bool, python: str
+) -> VerifyReport:
+    started = time.monotonic()
+    mode = "static" if static else "session"
+    try:
+        process = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True
+        )
+    except OSError as exc:
+        return _failed_report(
+            "error",
+            mode,
+            provider,
+            python,
+            Failure("child-error", f"cannot start {python}: {exc}"),
+            timeout=timeout,
+        )
+    timed_out = False
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(process)
+        out, err = process.communicate()
+    duration = round(time.monotonic() - started, 3)
+    stderr_text = err.decode("utf-8", "replace")
+    stage, clean_stderr = _split_stages(stderr_text)
+    common = {
+        "stage": stage,
+        "stderr": clean_stderr[-STDERR_TAIL_CHARS:],
+        "ort_messages": _messages(clean_stderr),
+        "exit_code": process.returncode,
+        "duration_s": duration,
+        "timeout_s": timeout,
+    }
+    if timed_out:
+        failure = Failure("timeout", f"the verify child did not finish within {timeout:g} s (stuck at stage {stage!r})")
+        return _replace(_failed_report("timeout", mode, provider, python, failure), **common)
+    if process.returncode is not None and process.returncode < 0:
+        name = _signal_name(-process.returncode)
+        failure = Failure("crashed", f"the verify child was killed by {name} at stage {stage!r}")
+        return _replace(_failed_report("crashed", mode, provider, python, failure), signal=name, **common)
+    data = _last_json(out.decode("utf-8", "replace"))
+    if data is None:
+        tail = clean_stderr.strip().splitlines()[-1:] or ["no output"]
+        failure = Failure("child-error", f"the verify child exited with {process.returncode} and no report: {tail[0]}")
+        return _replace(_failed_report("error", mode, provider, python, failure), **common)
+    data.update({k: v for k, v in common.items()})
+    data.pop("duration_s", None)
+    data["duration_s"] = duration
+    failures = data.get("failures") or []
+    data["ok"] = not failures
+    data["status"] = "passed" if not failures else "failed"
+    try:
+        return VerifyReport.from_dict(data)
+    except ValueError as exc:
+        failure = Failure("child-error", f"the verify child wrote a report ortprov cannot read: {exc}")
+        return _replace(_failed_report("error", mode, provider, python, failure), **common)
+
+
+def _failed_report(
+    status: str, mode: str, provider: str, python: str, failure: Failure, timeout: float | None = None
+) -> VerifyReport:
+    return VerifyReport(
+        ok=False,
+        status=status,
+        mode=mode,
+        provider=provider,
+        python=python,
+        failures=(failure,),
+        timeout_s=timeout,
+    )
+
+
+def _replace(report: VerifyReport, **changes: object) -> VerifyReport:
+    import dataclasses
+
+    return dataclasses.replace(report, **changes)  # type: ignore[arg-type]
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, AttributeError):
+        process.kill()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _split_stages(text: str) -> tuple[str | None, str]:
+    stage = None
+    kept = []
+    for line in text.splitlines():
+        if line.startswith(STAGE_PREFIX):
+            stage = line[len(STAGE_PREFIX) :].strip()
+        else:
+            kept.append(line)
+    return stage, "\n".join(kept) + ("\n" if kept else "")
+
+
+def _messages(text: str) -> tuple[str, ...]:
+    seen: list[str] = []
+    for line in text.splitlines():
+        line = re.sub(r"\x1b\[[0-9;]*m", "", line).strip()
+        if line and _MESSAGE_LINE.search(line) and line not in seen:
+            seen.append(line[:2000])
+    return tuple(seen[:50])
+
+
+def _last_json(text: str) -> dict | None:
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(data, dict) and "failures" in data:
+                return data
+    return None
+
+
+def _preload_may_help(report: VerifyReport) -> bool:
+    if report.ok or report.preload is None or not report.preload.available:
+        return False
+    if "cpu-package-only" in report.failure_kinds:
+        return False
+    if not {"session-failed", "cpu-fallback"} & set(report.failure_kinds):
+        return False
+    evidence = "\n".join((report.stderr, *(f.message for f in report.failures)))
+    return bool(_LOADER_TROUBLE.search(evidence)) or any(f.library for f in report.failures)
+
+
+def _kinds(report: VerifyReport) -> str:
+    return ", ".join(report.failure_kinds) or "no failures"
+
+
+def _sum(a: float | None, b: float | None) -> float | None:
+    return round((a or 0.0) + (b or 0.0), 3)

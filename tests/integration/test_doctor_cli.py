@@ -1,0 +1,86 @@
+"""`ortprov doctor` end to end: explaining a pasted log (file and stdin), and examining this real machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DEV_PYTHON = str(REPO / ".venv" / "bin" / "python")
+LOGS = REPO / "tests" / "data" / "logs"
+
+
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("VIRTUAL_ENV", None)
+    return subprocess.run(
+        [DEV_PYTHON, "-m", "provisioner", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+        timeout=180,
+        cwd=REPO,
+    )
+
+
+def test_log_file_is_explained_with_code_evidence_and_fix():
+    result = cli("doctor", "--log", str(LOGS / "seed002-linux-libcudnn9.log"))
+    assert result.returncode == 1
+    assert "1. [cudnn-missing] error" in result.stdout
+    assert "evidence: libcudnn.so.9: cannot open shared object file" in result.stdout
+    assert "fix: ortprov apply" in result.stdout
+
+
+def test_log_from_stdin_as_json():
+    text = (LOGS / "gh-roop465-driver-insufficient.log").read_text(encoding="utf-8")
+    result = cli("doctor", "--log", "-", "--json", stdin=text)
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert data["healthy"] is False and data["recognised"] is True
+    assert [f["code"] for f in data["findings"]] == ["driver-too-old"]
+    assert set(data["findings"][0]) >= {"code", "severity", "title", "evidence", "fix"}
+
+
+def test_warning_only_log_is_healthy():
+    result = cli("doctor", "--log", str(LOGS / "memcpy-nodes-slow.log"))
+    assert result.returncode == 0
+    assert "[gpu-slower-than-cpu] warning" in result.stdout
+
+
+def test_unrecognised_log_exits_0_and_says_so():
+    result = cli("doctor", "--log", str(LOGS / "clean-run.log"))
+    assert result.returncode == 0
+    assert "no known failure recognised" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (["--log", "/nonexistent.log"], None, "does not exist"),
+        (["--log", "-"], "   \n", "is empty"),
+        (["--provider", "rocm"], None, "not cuda or tensorrt"),
+        (["--python", "/nonexistent/python"], None, "does not exist"),
+    ],
+)
+def test_bad_input_exits_2(args: list[str], stdin: str | None, message: str):
+    result = cli("doctor", *args, stdin=stdin)
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_doctor_on_this_machine_names_the_cpu_package():
+    """This machine: no NVIDIA driver, CPU onnxruntime in .venv. Detect + plan + verify, for real."""
+    result = cli("doctor", "--python", DEV_PYTHON, "--json")
+    assert result.returncode == 1, result.stderr
+    data = json.loads(result.stdout)
+    found = [f["code"] for f in data["findings"]]
+    assert "cpu-package-only" in found
+    assert found[0] in ("no-driver", "gpu-hidden")  # the root cause first
+    assert data["verify"]["ok"] is False and data["verify"]["failures"][0]["kind"] == "cpu-package-only"
+    assert data["host"]["python"]["executable"] == DEV_PYTHON
+    assert set(data["plan"]) == {"ok", "text", "build"}

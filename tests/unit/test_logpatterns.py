@@ -1,0 +1,188 @@
+"""analyze_log on real log texts (tests/data/logs, sources in SOURCES.md) and on single-line spellings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from provisioner.findings import CODES, SEVERITIES
+from provisioner.logpatterns import analyze_log
+
+LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
+EXPECTED: dict[str, list[str]] = json.loads((LOGS / "expected.json").read_text(encoding="utf-8"))
+
+
+def codes(text: str) -> list[str]:
+    return [f.code for f in analyze_log(text)]
+
+
+def test_every_log_file_has_an_expectation_and_a_source():
+    files = {p.name for p in LOGS.glob("*.log")}
+    assert files == set(EXPECTED)
+    sources = (LOGS / "SOURCES.md").read_text(encoding="utf-8")
+    for name in files:
+        assert f"| {name} |" in sources, f"{name} has no source line"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_log_file_is_recognised(name: str):
+    findings = analyze_log((LOGS / name).read_text(encoding="utf-8"))
+    found = [f.code for f in findings]
+    assert set(EXPECTED[name]) <= set(found), found
+    if not EXPECTED[name]:
+        assert found == []
+    for finding in findings:
+        assert finding.code in CODES
+        assert finding.severity in SEVERITIES
+        assert finding.evidence and finding.fix and finding.title
+
+
+def test_every_seed_report_is_covered():
+    seeds = {name.split("-")[0] for name in EXPECTED if name.startswith("seed")}
+    assert seeds == {"seed000", "seed001", "seed002", "seed003", "seed004"}
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "library"),
+    [
+        (
+            "libcudnn.so.9: cannot open shared object file: No such file or directory",
+            "cudnn-missing",
+            "cudnn",
+        ),
+        (
+            "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open "
+            "shared "
+            "object file",
+            "cudnn-missing",
+            "cudnn",
+        ),
+        (
+            'Error loading "C:\\x\\onnxruntime_providers_cuda.dll" which depends on "cudnn64_9.dll" which is missing.',
+            "cudnn-missing",
+            "cudnn",
+        ),
+        (
+            "libcublasLt.so.12: cannot open shared object file: No such file or directory",
+            "cuda-library-missing",
+            "cublas",
+        ),
+        ("libcudart.so.12: cannot open shared object file", "cuda-library-missing", "cudart"),
+        (
+            "libcudnn.so.9: file too short",
+            "cudnn-missing",
+            "cudnn",
+        ),  # a file hidden by a /dev/null bind mount
+        (
+            "CUDNN failure 1001: CUDNN_STATUS_NOT_INITIALIZED ; GPU=0 ; expr=cudnnCreate(&h);",
+            "cudnn-missing",
+            "cudnn",
+        ),
+        ("libcufft.so.11: cannot open shared object file", "cuda-library-missing", "cufft"),
+        ("libcurand.so.10: cannot open shared object file", "cuda-library-missing", "curand"),
+        ("libnvrtc.so.12: cannot open shared object file", "cuda-library-missing", "nvrtc"),
+        ('which depends on "cufft64_11.dll" which is missing', "cuda-library-missing", "cufft"),
+        ("libnvinfer.so.10: cannot open shared object file", "tensorrt-missing", "nvinfer"),
+        ('which depends on "nvinfer_10.dll" which is missing', "tensorrt-missing", "nvinfer"),
+        ("libcuda.so.1: cannot open shared object file: No such file or directory", "no-driver", None),
+        ('which depends on "VCRUNTIME140_1.dll" which is missing', "msvc-runtime-missing", None),
+        (
+            "CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version",
+            "driver-too-old",
+            None,
+        ),
+        (
+            "CUDA error cudaErrorNoKernelImageForDevice:no kernel image is available for execution on the device",
+            "unsupported-gpu-arch",
+            None,
+        ),
+        ("CUDA failure 100: no CUDA-capable device is detected ; GPU=0", "gpu-hidden", None),
+        ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", "no-driver", None),
+        ("Failed to initialize NVML: Driver/library version mismatch", "driver-library-mismatch", None),
+        ("CUDA failure 2: out of memory ; GPU=0", "gpu-out-of-memory", None),
+        (
+            "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
+            "zlibwapi-missing",
+            None,
+        ),
+        ("Cuda Runtime (invalid resource handle)", "cuda-context-conflict", None),
+        ("ERROR: No matching distribution found for onnxruntime-gpu", "no-wheel-for-platform", None),
+        (
+            "Failed to create CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/...",
+            "gpu-provider-failed",
+            None,
+        ),
+        (
+            "Some nodes were not assigned to the preferred execution providers which may or may not have "
+            "an negative "
+            "impact on performance.",
+            "nodes-on-cpu",
+            None,
+        ),
+    ],
+)
+def test_single_line_spellings(line: str, code: str, library: str | None):
+    findings = analyze_log(f"2025-01-01 00:00:00 [E:onnxruntime:Default] {line}")
+    assert findings, line
+    assert findings[0].code == code
+    assert findings[0].library == library
+    assert line[:40] in findings[0].evidence[0]
+
+
+def test_specific_cause_replaces_the_generic_symptom():
+    text = (LOGS / "gh25609-pip-cudnn-not-on-path.log").read_text(encoding="utf-8")
+    assert codes(text) == ["cudnn-missing"]
+    assert codes("Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*") == ["gpu-provider-failed"]
+    only = analyze_log("Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*")[0]
+    assert "cuDNN 9.* and CUDA 12.*" in only.title
+
+
+def test_windows_error_126_without_a_name_is_a_missing_dependency():
+    text = (LOGS / "gh21825-loadlibrary-126.log").read_text(encoding="utf-8")
+    findings = analyze_log(text)
+    assert findings[0].code == "cuda-library-missing" and findings[0].library is None
+    assert "PATH" in analyze_log(text)[0].fix or "preload_dlls" in findings[0].fix
+
+
+def test_windows_fix_spelling_differs_from_linux():
+    linux = analyze_log("libcuda.so.1: cannot open shared object file: No such file or directory")
+    windows = analyze_log(
+        'Error loading "C:\\a\\onnxruntime_providers_cuda.dll" which depends on "nvcuda.dll" which is missing.'
+    )
+    assert [f.code for f in linux] == [f.code for f in windows] == ["no-driver"]
+    assert "--gpus all" in linux[0].fix
+    assert "nvidia.com/Download" in windows[0].fix
+
+
+def test_unrecognised_text_gives_no_findings():
+    assert analyze_log("hello\nworld\n") == []
+
+
+def test_ansi_colour_codes_are_ignored():
+    text = (
+        "\x1b[0;93m2026-11-22 [W:onnxruntime:Default] Specified provider 'CUDAExecutionProvider' is not in "
+        "available provider names.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'\x1b[m"
+    )
+    findings = analyze_log(text)
+    assert [f.code for f in findings] == ["cpu-package-only"]
+    assert "\x1b" not in findings[0].evidence[0]
+
+
+def test_findings_are_merged_and_ordered():
+    text = "\n".join(
+        [
+            "libcudnn.so.9: cannot open shared object file",
+            "libcudnn_ops.so.9: cannot open shared object file",
+            "CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version",
+        ]
+    )
+    findings = analyze_log(text)
+    assert [f.code for f in findings] == ["driver-too-old", "cudnn-missing"]
+    assert len(findings[1].evidence) == 2
+
+
+def test_fix_names_the_target_python():
+    findings = analyze_log("libcudnn.so.9: cannot open shared object file", python="/opt/app/.venv/bin/python")
+    assert "/opt/app/.venv/bin/python" in findings[0].fix
