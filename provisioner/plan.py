@@ -24,6 +24,7 @@ class Request:
     cuda: str | None = None  # "12" or "12.4"
     tensorrt: bool = False
     prefer_existing_libraries: bool = True
+    cuda_libraries: str = "wheels"  # wheels: NVIDIA pip wheels; system: CUDA/cuDNN already on the loader path
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class Step:
     description: str = ""
     index_url: str | None = None
     extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()  # --find-links DIR|URL (a wheelhouse, a mirror)
+    no_index: bool = False  # --no-index: only find_links (air-gapped installs)
+    no_deps: bool = False  # --no-deps: this package alone (a build from a side feed)
 
 
 @dataclass(frozen=True)
@@ -101,18 +105,22 @@ class Plan:
         return from_jsonable(cls, data)
 
 
-def step_argv(step: Step, tool: str, python: str = "python") -> list[str]:
-    """The exact command for one step. tool: "pip" (python -m pip) or "uv" (uv pip --python PY)."""
+def step_argv(step: Step, tool: str, python: str = "python", *, break_system_packages: bool = False) -> list[str]:
+    """The exact command for one step. tool: "pip" (python -m pip) or "uv" (uv pip --python PY).
+
+    break_system_packages: add --break-system-packages (an externally managed interpreter, `apply --system`).
+    """
+    bsp = ["--break-system-packages"] if break_system_packages else []
     if tool == "pip":
         base = [python, "-m", "pip"]
         if step.kind == "uninstall":
-            return [*base, "uninstall", "-y", *step.packages]
-        argv = [*base, "install"]
+            return [*base, "uninstall", "-y", *bsp, *step.packages]
+        argv = [*base, "install", *bsp]
     elif tool == "uv":
         base = ["uv", "pip"]
         if step.kind == "uninstall":
-            return [*base, "uninstall", "--python", python, *step.packages]
-        argv = [*base, "install", "--python", python]
+            return [*base, "uninstall", "--python", python, *bsp, *step.packages]
+        argv = [*base, "install", "--python", python, *bsp]
     else:
         raise ValueError(f"unknown installer {tool!r}")
     if step.kind != "install":
@@ -121,6 +129,12 @@ def step_argv(step: Step, tool: str, python: str = "python") -> list[str]:
         argv += ["--index-url", step.index_url]
     for url in step.extra_index_urls:
         argv += ["--extra-index-url", url]
+    if step.no_deps:
+        argv.append("--no-deps")
+    if step.no_index:
+        argv.append("--no-index")
+    for location in step.find_links:
+        argv += ["--find-links", location]
     return [*argv, *step.packages]
 
 

@@ -55,6 +55,7 @@ class PlanningOptions:
     tensorrt: bool = False
     target_python: str | None = None  # an interpreter to probe (path or command name)
     prefer_existing_libraries: bool = True
+    cuda_libraries: str = "wheels"  # wheels | system
 
 
 def split_python_option(value: str | None) -> tuple[str | None, str | None]:
@@ -70,6 +71,9 @@ def split_python_option(value: str | None) -> tuple[str | None, str | None]:
     if re.match(r"^\d", text):
         raise BadInput(f"--python {value!r} is not a Python version", hint="examples: --python 3.12, --python 3.13t")
     return None, text
+
+
+CUDA_LIBRARY_SOURCES = ("wheels", "system")
 
 
 def validate(options: PlanningOptions) -> None:
@@ -101,6 +105,11 @@ def validate(options: PlanningOptions) -> None:
                 f"--ort {options.ort!r} is not a version or specifier",
                 hint="examples: --ort 1.20, --ort 1.20.1, --ort '>=1.18,<1.21'",
             ) from None
+    if options.cuda_libraries not in CUDA_LIBRARY_SOURCES:
+        raise BadInput(
+            f"--cuda-libraries {options.cuda_libraries!r} is not a library source",
+            hint=f"use one of: {', '.join(CUDA_LIBRARY_SOURCES)}",
+        )
     if options.cuda is not None and not _CUDA.match(options.cuda.strip()):
         raise BadInput(f"--cuda {options.cuda!r} is not a CUDA version", hint="examples: --cuda 12, --cuda 12.4")
     if options.host_files and options.target_python:
@@ -118,6 +127,7 @@ def request_from(options: PlanningOptions) -> Request:
         cuda=options.cuda.strip() if options.cuda else None,
         tensorrt=options.tensorrt,
         prefer_existing_libraries=options.prefer_existing_libraries,
+        cuda_libraries=options.cuda_libraries,
     )
 
 

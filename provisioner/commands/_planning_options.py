@@ -52,6 +52,15 @@ OrtOpt = Annotated[
 CudaOpt = Annotated[
     str | None, typer.Option("--cuda", metavar="MAJOR[.MINOR]", help="Only builds for this CUDA (12, 12.4).")
 ]
+CudaLibrariesOpt = Annotated[
+    str,
+    typer.Option(
+        "--cuda-libraries",
+        metavar="wheels|system",
+        help="Where CUDA and cuDNN come from: NVIDIA pip wheels (default), or the system (an nvidia/cuda image, "
+        "a CUDA toolkit + cuDNN install): then no NVIDIA wheels are installed.",
+    ),
+]
 TensorrtOpt = Annotated[
     bool,
     typer.Option("--tensorrt", help="Add the TensorRT pip packages the release's TensorRT provider needs."),
@@ -67,6 +76,7 @@ def planning_options(
     ort: str | None,
     cuda: str | None,
     tensorrt: bool,
+    cuda_libraries: str = "wheels",
 ) -> PlanningOptions:
     """PlanningOptions from the shared flags (`--python` split into a version or an interpreter)."""
     version, interpreter = split_python_option(python)
@@ -80,6 +90,7 @@ def planning_options(
         cuda=cuda,
         tensorrt=tensorrt,
         target_python=interpreter,
+        cuda_libraries=cuda_libraries,
     )
 
 

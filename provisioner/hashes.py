@@ -1,0 +1,219 @@
+"""sha256 digests for `plan --format requirements --hashes` (edge module: runs pip, talks to the index).
+
+pip's `--require-hashes` mode needs every distribution, transitive ones included, pinned with `==` and hashed.
+So the plan's requirements are first resolved for the *target* (its Python and platform, not this machine's)
+with `pip install --dry-run --report --ignore-installed --only-binary=:all: --python-version --platform`,
+which reads only metadata (PEP 658 files where the index has them, else HTTP range requests: fast-deps).
+Then every file of each pinned version that suits the target is looked up on the index (PEP 691 Simple
+API JSON, else the `#sha256=` fragments of the HTML page): pip accepts a file when one hash matches.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from provisioner.errors import BadInput, OrtprovError
+
+if TYPE_CHECKING:
+    import requests
+    from packaging.tags import Tag
+
+    from provisioner.plan import Plan
+    from provisioner.recipes import PinnedRequirement
+
+PYPI_SIMPLE = "https://pypi.org/simple"
+DEFAULT_GLIBC = "2.28"  # assumed when a target host file does not say (the manylinux floor of recent wheels)
+FAST_DEPS = "--use-feature=fast-deps"
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def target_of(plan: Plan) -> tuple[str, list[str]]:
+    """(python "3.12" / "3.13t", pip platform tags, most specific first) for the plan's target hosts."""
+    from packaging.version import Version
+
+    if not plan.hosts or plan.hosts[0].python is None:
+        raise BadInput(
+            "hashes are resolved for the target Python, and the plan does not say which",
+            hint="plan with --python X.Y",
+        )
+    python = plan.hosts[0].python.minor
+    tag = plan.hosts[0].platform.tag
+    if tag == "windows-amd64":
+        return python, ["win_amd64"]
+    if not tag.startswith("linux-"):
+        raise BadInput(f"cannot resolve wheels for platform {tag}")
+    arch = tag.split("-", 1)[1]
+    glibcs = [Version(h.platform.glibc) for h in plan.hosts if h.platform.glibc]
+    glibc = min(glibcs) if glibcs else Version(DEFAULT_GLIBC)
+    minor = glibc.release[1] if len(glibc.release) > 1 else 17
+    tags = [f"manylinux_2_{m}_{arch}" for m in range(minor, 16, -1)]
+    tags += [f"manylinux2014_{arch}"] + ([f"manylinux2010_{arch}", f"manylinux1_{arch}"] if arch == "x86_64" else [])
+    return python, [*tags, f"linux_{arch}"]
+
+
+def pip_target_args(python: str, platforms: Sequence[str]) -> list[str]:
+    """pip options that resolve for another interpreter and platform (binary wheels only)."""
+    args = ["--python-version", python.rstrip("t"), "--implementation", "cp", "--only-binary=:all:"]
+    if python.endswith("t"):
+        args += ["--abi", f"cp{python.rstrip('t').replace('.', '')}t"]
+    for platform in platforms:
+        args += ["--platform", platform]
+    return args
+
+
+def resolve(
+    requirements_text: str,
+    python: str,
+    platforms: Sequence[str],
+    *,
+    python_exe: str = sys.executable,
+    timeout: float = 600,
+) -> list[dict]:
+    """The `install` entries of pip's installation report for the requirements, resolved for the target."""
+    with tempfile.TemporaryDirectory(prefix="ortprov-hashes-") as tmp:
+        req = Path(tmp) / "requirements.txt"
+        report = Path(tmp) / "report.json"
+        req.write_text(requirements_text, encoding="utf-8")
+        argv = [
+            python_exe,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--quiet",
+            "--ignore-installed",
+            "--report",
+            str(report),
+            "--timeout",
+            "20",
+            "--retries",
+            "1",
+            "--no-input",
+            *pip_target_args(python, platforms),
+            "-r",
+            str(req),
+        ]
+        try:
+            # fast-deps: read METADATA through HTTP range requests where the index serves no PEP 658
+            # metadata, instead of downloading each wheel (onnxruntime-gpu ~300 MB, cuDNN ~700 MB).
+            fast = [*argv[:4], FAST_DEPS, *argv[4:]]
+            done = subprocess.run(fast, capture_output=True, text=True, timeout=timeout, check=False)
+            if done.returncode != 0 and "fast-deps" in done.stderr and "invalid choice" in done.stderr:
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            raise OrtprovError(
+                f"resolving the requirements took more than {timeout:.0f} s",
+                hint="check access to the package index, or render without --hashes",
+            ) from None
+        except OSError as exc:
+            raise OrtprovError(f"cannot run pip to resolve the requirements: {exc.strerror}") from None
+        if done.returncode != 0 or not report.exists():
+            lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+            last = next((ln for ln in reversed(lines) if "ERROR" in ln), lines[-1] if lines else "no output")
+            raise OrtprovError(
+                f"pip could not resolve the requirements for Python {python} on {platforms[0]}: {last.strip()}",
+                hint="check access to the package index, or render without --hashes",
+            )
+        data = json.loads(report.read_text(encoding="utf-8"))
+    return list(data.get("install", []))
+
+
+def supported_tags(python: str, platforms: Sequence[str]) -> frozenset[Tag]:
+    """The wheel tags pip accepts for that CPython and those platforms."""
+    from packaging import tags
+
+    version = tuple(int(part) for part in python.rstrip("t").split("."))
+    abis = [f"cp{version[0]}{version[1]}t"] if python.endswith("t") else None
+    return frozenset(
+        [
+            *tags.cpython_tags(version, abis=abis, platforms=list(platforms)),
+            *tags.compatible_tags(version, interpreter=f"cp{version[0]}{version[1]}", platforms=list(platforms)),
+        ]
+    )
+
+
+def file_digests(files: Sequence[tuple[str, str]], name: str, version: str, supported: frozenset[Tag]) -> list[str]:
+    """sha256 of the (filename, sha256) files that are wheels of `name==version` for the supported tags."""
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+    from packaging.version import Version
+
+    found = []
+    for filename, digest in files:
+        try:
+            wheel_name, wheel_version, _, wheel_tags = parse_wheel_filename(filename)
+        except (InvalidWheelFilename, ValueError):
+            continue
+        if (
+            canonicalize_name(wheel_name) == canonicalize_name(name)
+            and wheel_version == Version(version)
+            and wheel_tags & supported
+            and _HEX64.fullmatch(digest)
+        ):
+            found.append(digest)
+    return found
+
+
+def index_files(session: requests.Session, index_url: str, name: str) -> list[tuple[str, str]]:
+    """(filename, sha256) of every file of a project on a simple index (PEP 691 JSON, else PEP 503 HTML)."""
+    import requests
+    from packaging.utils import canonicalize_name
+
+    url = f"{index_url.rstrip('/')}/{canonicalize_name(name)}/"
+    try:
+        response = session.get(
+            url, timeout=(5, 30), headers={"Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1"}
+        )
+    except requests.RequestException as exc:
+        raise OrtprovError(
+            f"cannot reach the package index at {url} to read sha256 digests ({type(exc).__name__})",
+            hint="run with network access, or without --hashes",
+        ) from None
+    if response.status_code == 404:
+        return []
+    if not response.ok:
+        raise OrtprovError(
+            f"the package index answered {response.status_code} for {url}",
+            hint="run again later, or without --hashes",
+        )
+    if "json" in response.headers.get("Content-Type", ""):
+        return [(f["filename"], f.get("hashes", {}).get("sha256", "")) for f in response.json().get("files", [])]
+    pairs = re.findall(r'href="[^"#]*/([^/"#]+)#sha256=([0-9a-f]{64})"', response.text)
+    return [(filename, digest) for filename, digest in pairs]
+
+
+def pinned_digests(plan: Plan, *, python_exe: str = sys.executable) -> tuple[PinnedRequirement, ...]:
+    """The full resolved set of the plan's install steps for its target, each with its files' sha256."""
+    import requests
+
+    from provisioner.recipes import PinnedRequirement, render_requirements
+
+    python, platforms = target_of(plan)
+    entries = resolve(render_requirements(plan), python, platforms, python_exe=python_exe)
+    installs = [s for s in plan.steps if s.kind == "install"]
+    indexes = list(
+        dict.fromkeys(
+            [s.index_url or PYPI_SIMPLE for s in installs] + [u for s in installs for u in s.extra_index_urls]
+        )
+    ) or [PYPI_SIMPLE]
+    supported = supported_tags(python, platforms)
+    pinned = []
+    with requests.Session() as session:
+        for entry in entries:
+            name, version = entry["metadata"]["name"], entry["metadata"]["version"]
+            reported = entry.get("download_info", {}).get("archive_info", {}).get("hashes", {}).get("sha256")
+            digests: list[str] = []
+            for index in indexes:
+                digests = file_digests(index_files(session, index, name), name, version, supported)
+                if digests:
+                    break
+            if reported and _HEX64.fullmatch(reported) and reported not in digests:
+                digests.append(reported)
+            pinned.append(PinnedRequirement(name, version, tuple(digests)))
+    return tuple(pinned)

@@ -1,0 +1,239 @@
+"""The real `ortprov plan` / `ortprov dockerfile` CLI in a child process: exit codes, the JSON contract,
+one-line errors for bad input, host files and flags, and the probe of this machine.
+
+The matrix is the test fixture written as YAML into a private ORTPROV_CACHE_DIR (dated far ahead so it
+wins over the shipped data), so expectations do not move when the shipped matrix is refreshed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.unit.matrix_fixtures import host, write_matrix_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTS = ROOT / "tests" / "hosts"
+H100 = ["--driver", "580.65.06", "--gpu-cc", "9.0", "--python", "3.12", "--platform", "linux-x86_64"]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cache = tmp_path_factory.mktemp("cache")
+    write_matrix_dir(cache / "matrices", date="2099-12-31")
+    return cache
+
+
+def ortprov(cache: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ORTPROV_CACHE_DIR": str(cache), "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "provisioner", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int, words: str) -> None:
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith("error: ") and words in lines[0], result.stderr
+    assert all(line.startswith("hint: ") for line in lines[1:]), result.stderr
+
+
+def test_plan_json_for_a_described_machine(cache_dir: Path) -> None:
+    result = ortprov(cache_dir, "plan", "--json", *H100)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["ort_version"] == "1.31.1" and data["cuda_version"] == "13.0"
+    assert data["cudnn_version"] == "9.14.0.64" and data["index_url"] is None
+    assert data["uninstall"] == []
+    assert data["install"][0] == "onnxruntime-gpu[cuda,cudnn]==1.31.1"
+    assert "nvidia-cuda-runtime==13.0.96" in data["install"]
+    assert [s["kind"] for s in data["steps"]] == ["install"]
+    assert data["rejected"] == [
+        {"candidate": "onnxruntime-gpu 1.31.1 (CUDA 12.8)", "reason": data["rejected"][0]["reason"]}
+    ]
+    assert data["host"]["driver"] == {
+        "present": True,
+        "version": "580.65.06",
+        "cuda_version": None,
+        "source": "flags",
+        "error": None,
+    }
+    assert data["host"]["gpus"][0]["compute_capability"] == "9.0"
+
+
+def test_format_json_equals_json_flag(cache_dir: Path) -> None:
+    a = ortprov(cache_dir, "plan", "--json", *H100)
+    b = ortprov(cache_dir, "plan", "--format", "json", *H100)
+    assert a.returncode == b.returncode == 0
+    assert json.loads(a.stdout) == json.loads(b.stdout)
+
+
+def test_text_summary_and_verbose_rejections(cache_dir: Path) -> None:
+    args = ["--driver", "535.104.05", "--gpu-cc", "6.1", "--python", "3.11", "--platform", "linux-x86_64"]
+    short = ortprov(cache_dir, "plan", *args)
+    assert short.returncode == 0, short.stderr
+    assert short.stdout.startswith("onnxruntime-gpu 1.31.1: CUDA 12.8")
+    assert "Why:" in short.stdout and "Steps:" in short.stdout
+    assert "minor-version compatibility" in short.stdout
+    assert "1 other candidate lost (-v shows why)" in short.stdout
+    verbose = ortprov(cache_dir, "plan", "-v", *args)
+    assert "Rejected:" in verbose.stdout
+    assert "CUDA 13 builds do not support compute capability 6.1" in verbose.stdout
+
+
+def test_no_plan_exits_3_with_the_reasons(cache_dir: Path) -> None:
+    result = ortprov(cache_dir, "plan", "--driver", "418.87.01", "--gpu-cc", "5.2", "--python", "3.9")
+    assert result.returncode == 3
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert result.stderr.startswith("error: no onnxruntime-gpu build runs on this host")
+    assert "no wheel for Python 3.9 after 1.19.2" in result.stderr
+    assert "needs driver >= 525.60.13; this host has 418.87.01" in result.stderr
+    assert "older candidates (-v lists them)" in result.stderr
+    verbose = ortprov(cache_dir, "plan", "-v", "--driver", "418.87.01", "--gpu-cc", "5.2", "--python", "3.9")
+    assert "1.16.3 (CUDA 11.8)" in verbose.stderr
+
+
+def test_no_plan_json_prints_the_error_object(cache_dir: Path) -> None:
+    result = ortprov(
+        cache_dir, "plan", "--json", "--driver", "418.87.01", "--gpu-cc", "8.6", "--python", "3.12"
+    )
+    assert result.returncode == 3
+    data = json.loads(result.stdout)
+    assert data["error"].startswith("no onnxruntime-gpu build")
+    assert len(data["rejected"]) == 8
+    assert all(set(item) == {"candidate", "reason"} and item["reason"] for item in data["rejected"])
+    assert result.stderr.startswith("error: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--driver", "5x.1", "--gpu-cc", "8.6"], "--driver '5x.1' is not an NVIDIA driver version"),
+        (["--driver", "550", "--gpu-cc", "86"], "--gpu-cc '86' is not a compute capability"),
+        (["--driver", "550", "--gpu-cc", "8.6", "--python", "2.7"], "wheels only for Python 3"),
+        (["--driver", "550", "--gpu-cc", "8.6", "--python", "3.x"], "--python '3.x' is not a Python version"),
+        (["--driver", "550", "--gpu-cc", "8.6", "--platform", "linux-arm"], "unknown platform 'linux-arm'"),
+        (
+            ["--driver", "550", "--gpu-cc", "8.6", "--ort", "1.99"],
+            "onnxruntime-gpu 1.99 is not in the matrix",
+        ),
+        (["--driver", "550", "--gpu-cc", "8.6", "--ort", "1.20; rm -rf /"], "is not a version or specifier"),
+        (["--driver", "550", "--gpu-cc", "8.6", "--cuda", "12.x"], "--cuda '12.x' is not a CUDA version"),
+        (["--driver", "550", "--gpu-cc", "8.6", "--ort", "1.16", "--cuda", "13"], "exclude each other"),
+        (["--host", "does-not-exist.json"], "host file 'does-not-exist.json' does not exist"),
+        (
+            ["--host", "tests/hosts/cpu-dev-machine.json", "--python", "/usr/bin/python3"],
+            "cannot be combined",
+        ),
+        (["--driver", "550", "--gpu-cc", "8.6", "--hashes"], "--hashes applies to --format requirements"),
+        (["--driver", "550", "--gpu-cc", "8.6", "--json", "--format", "pip"], "exclude each other"),
+        (["--driver", "550", "--gpu-cc", "8.6", "--format", "xml"], "unknown format 'xml'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(cache_dir: Path, args: list[str], words: str) -> None:
+    result = ortprov(cache_dir, "plan", *args)
+    assert_one_line_error(result, 2, words)
+    assert result.stdout == ""
+
+
+def test_bad_input_with_json_prints_the_error_object(cache_dir: Path) -> None:
+    result = ortprov(cache_dir, "plan", "--json", "--driver", "5x.1", "--gpu-cc", "8.6")
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["error"] == "--driver '5x.1' is not an NVIDIA driver version"
+
+
+def test_malformed_host_file(cache_dir: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert_one_line_error(ortprov(cache_dir, "plan", "--host", str(bad)), 2, "is not valid JSON")
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({"platform": {"os": "linux"}, "driver": {"present": True}}), encoding="utf-8")
+    assert_one_line_error(ortprov(cache_dir, "plan", "--host", str(wrong)), 2, "is malformed")
+
+
+def test_host_files_and_flags_override_them(cache_dir: Path) -> None:
+    cpu = str(HOSTS / "cpu-dev-machine.json")
+    plain = json.loads(ortprov(cache_dir, "plan", "--json", "--host", cpu).stdout)
+    assert plain["uninstall"] == ["onnxruntime"]  # the CPU package shadows onnxruntime-gpu
+    assert plain["host"]["driver"]["present"] is False
+    result = ortprov(cache_dir, "plan", "--json", "--host", cpu, "--driver", "535.104.05", "--gpu-cc", "8.0")
+    data = json.loads(result.stdout)
+    assert (data["ort_version"], data["cuda_version"]) == ("1.31.1", "12.8")
+    assert data["host"]["driver"]["version"] == "535.104.05"
+    assert data["host"]["python"]["version"].startswith("3.11")  # kept from the file
+    assert data["uninstall"] == ["onnxruntime"]
+
+
+def test_several_host_files_name_the_blocking_host(cache_dir: Path, tmp_path: Path) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(host(driver="580.65.06").to_json(), encoding="utf-8")
+    old = tmp_path / "old.json"
+    old.write_text(host(driver="418.87.01").to_json(), encoding="utf-8")
+    ok = ortprov(cache_dir, "plan", "--json", "--host", str(good), "--host", str(good))
+    assert ok.returncode == 0 and isinstance(json.loads(ok.stdout)["host"], list)
+    blocked = ortprov(cache_dir, "plan", "--host", str(good), "--host", str(old))
+    assert blocked.returncode == 3
+    assert f"host '{old}' blocks it" in blocked.stderr.splitlines()[0]
+
+
+@pytest.mark.parametrize("path", sorted(HOSTS.glob("*.json")), ids=lambda p: p.name)
+def test_saved_host_files_plan_or_explain(cache_dir: Path, path: Path) -> None:
+    result = ortprov(cache_dir, "plan", "--json", "--host", str(path))
+    assert result.returncode in (0, 3), result.stderr
+    data = json.loads(result.stdout)
+    assert ("ort_version" in data) if result.returncode == 0 else data["rejected"]
+
+
+def test_recipe_formats_come_from_the_same_plan(cache_dir: Path) -> None:
+    pip = ortprov(cache_dir, "plan", "--format", "pip", *H100)
+    assert pip.returncode == 0, pip.stderr
+    assert "-m pip install 'onnxruntime-gpu[cuda,cudnn]==1.31.1' nvidia-cuda-runtime==13.0.96" in pip.stdout
+    dockerfile = ortprov(cache_dir, "dockerfile", *H100)
+    assert dockerfile.returncode == 0, dockerfile.stderr
+    assert "FROM" in dockerfile.stdout and "onnxruntime-gpu" in dockerfile.stdout
+    same = ortprov(cache_dir, "plan", "--format", "dockerfile", *H100)
+    assert same.stdout == dockerfile.stdout
+
+
+def test_probing_this_machine_plans_for_the_venv(cache_dir: Path) -> None:
+    """No flags: the real probe of this GPU-less machine and of the dev venv (CPU onnxruntime in it)."""
+    result = ortprov(
+        cache_dir, "plan", "--json", "--python", str(ROOT / ".venv" / "bin" / "python"), timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert "onnxruntime" in data["uninstall"]
+    assert data["host"]["driver"]["present"] is False
+    assert any("no NVIDIA driver known" in note for note in data["notes"])
+
+
+def test_help_has_examples(cache_dir: Path) -> None:
+    result = ortprov(cache_dir, "plan", "--help")
+    assert result.returncode == 0
+    assert "Examples:" in result.stdout and "--gpu-cc" in result.stdout and "Exit codes" in result.stdout
+
+
+def test_a_saved_host_file_gives_the_same_plan_as_probing(cache_dir: Path, tmp_path: Path) -> None:
+    """DESIGN: `detect --json > host.json` then `plan --host host.json` plans what planning on the box does."""
+    venv_python = str(ROOT / ".venv" / "bin" / "python")
+    detected = ortprov(cache_dir, "detect", "--json", "--python", venv_python, timeout=120)
+    assert detected.returncode == 0, detected.stderr
+    saved = tmp_path / "this-box.json"
+    saved.write_text(detected.stdout, encoding="utf-8")
+    from_file = json.loads(ortprov(cache_dir, "plan", "--json", "--host", str(saved)).stdout)
+    probed = json.loads(ortprov(cache_dir, "plan", "--json", "--python", venv_python, timeout=120).stdout)
+    for data in (from_file, probed):
+        del data["host"], data["hosts"]
+    assert from_file == probed
