@@ -109,10 +109,16 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     chosen = runnable[0]
     build = chosen.build
 
-    pins, library_requirements, library_notes, cudnn_version = _library_pins(build, hosts, matrix, existing)
+    if request.cuda_libraries == "system":
+        pins: list[LibraryPin] = []
+        library_requirements: list[str] = []
+        cudnn_version = build.cudnn_version
+        library_notes = _system_library_notes(build, hosts)
+    else:
+        pins, library_requirements, library_notes, cudnn_version = _library_pins(build, hosts, matrix, existing)
     tensorrt = _tensorrt_release(build, matrix) if request.tensorrt else None
     uninstall = _conflicting_flavours(build, hosts)
-    steps = _steps(build, uninstall, library_requirements, tensorrt)
+    steps = _steps(build, uninstall, library_requirements, tensorrt, extras=request.cuda_libraries != "system")
 
     reasons = [_choice_reason(build, hosts, matrix, request), *chosen.reasons]
     reasons += _reuse_reasons(chosen, existing)
@@ -746,14 +752,43 @@ def _conflicting_flavours(build: OrtBuild, hosts: tuple[HostFacts, ...]) -> list
     return sorted(found.items())
 
 
+def _system_library_notes(build: OrtBuild, hosts: tuple[HostFacts, ...]) -> list[str]:
+    """--cuda-libraries system: what must already be on the loader path, and which probed host lacks it."""
+    cudnn = f" and cuDNN {build.cudnn_version}" if build.cudnn_version else ""
+    notes = [
+        f"--cuda-libraries system: no NVIDIA wheels are installed; CUDA {build.cuda_major}{cudnn} libraries must "
+        f"already be on the loader path (an nvidia/cuda cudnn image, or the CUDA toolkit and cuDNN installed "
+        f"system-wide); `ortprov verify --static` checks that they resolve"
+    ]
+    wanted = {("cudart", str(build.cuda_major))}
+    if build.cudnn_version:
+        wanted.add(("cudnn", build.cudnn_version.split(".")[0]))
+    for index, host in enumerate(hosts):
+        if not host.libraries:
+            continue  # described by flags: nothing probed, nothing to check
+        found = {(hit.library, hit.major) for hit in host.libraries}
+        missing = sorted(f"{lib} {major}" for lib, major in wanted - found)
+        if missing:
+            notes.append(
+                f"{host_name(host, index, len(hosts))}: {', '.join(missing)} not found on the loader path: "
+                f"the session will fail until it is installed (or use --cuda-libraries wheels)"
+            )
+    return notes
+
+
 def _steps(
-    build: OrtBuild, uninstall: list[tuple[str, str]], libraries: list[str], tensorrt: TensorRTRelease | None
+    build: OrtBuild,
+    uninstall: list[tuple[str, str]],
+    libraries: list[str],
+    tensorrt: TensorRTRelease | None,
+    *,
+    extras: bool = True,
 ) -> tuple[Step, ...]:
     steps: list[Step] = []
     if uninstall:
         steps.append(Step("uninstall", tuple(name for name, _ in uninstall), "; ".join(why for _, why in uninstall)))
-    extras = f"[{','.join(build.extras)}]" if build.extras else ""
-    ort = f"{build.package}{extras}=={build.ort_version}"
+    extras_text = f"[{','.join(build.extras)}]" if build.extras and extras else ""
+    ort = f"{build.package}{extras_text}=={build.ort_version}"
     extra_packages = [*libraries, *(tensorrt.packages if tensorrt else ())]
     if build.index_url is None:
         steps.append(
@@ -764,15 +799,23 @@ def _steps(
             )
         )
         return tuple(steps)
-    if extra_packages:
-        steps.append(Step("install", tuple(extra_packages), "the NVIDIA libraries, exactly pinned, from PyPI"))
+    # PyPI publishes a same-numbered build for another CUDA major: taken from both indexes, pip could pick
+    # either. So the package comes from its feed alone, without dependencies; the next step, from PyPI, finds
+    # it installed and adds its dependencies and the NVIDIA libraries.
     steps.append(
         Step(
             "install",
-            (ort,),
-            f"{build.label} from its package index (PyPI supplies the other dependencies)",
+            (f"{build.package}=={build.ort_version}",),
+            f"{build.label} from its own package index only (PyPI has a same-numbered build for another CUDA)",
             index_url=build.index_url,
-            extra_index_urls=(PYPI_SIMPLE,),
+            no_deps=True,
+        )
+    )
+    steps.append(
+        Step(
+            "install",
+            (ort, *extra_packages),
+            "its dependencies" + (" and the exactly pinned NVIDIA libraries" if libraries else "") + ", from PyPI",
         )
     )
     return tuple(steps)

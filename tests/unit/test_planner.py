@@ -263,8 +263,13 @@ def test_torch_cuda12_prefers_the_cuda12_build_and_reuses_its_wheels() -> None:
     cudnn = next(pin for pin in p.pins if pin.package == "nvidia-cudnn-cu12")
     assert "already installed" in cudnn.reason
     assert "reuses CUDA libraries already present" in reasons_of(p.rejected)
-    # the feed build: libraries from PyPI first, then onnxruntime-gpu from its index
-    assert p.steps[-1].packages == ("onnxruntime-gpu==1.31.1",) and p.steps[-1].index_url == CUDA12_FEED
+    # the feed build: onnxruntime-gpu from its index alone (no PyPI fallback that could swap in the CUDA 13
+    # build of the same number), then its dependencies and the libraries from PyPI
+    feed_step, pypi_step = p.steps[-2], p.steps[-1]
+    assert feed_step.packages == ("onnxruntime-gpu==1.31.1",) and feed_step.index_url == CUDA12_FEED
+    assert feed_step.no_deps and feed_step.extra_index_urls == ()
+    assert pypi_step.index_url is None and pypi_step.packages[0].startswith("onnxruntime-gpu")
+    assert "nvidia-cudnn-cu12==" + cudnn.version in pypi_step.packages
 
 
 def test_torch_cuda13_keeps_the_cuda13_build_and_its_cudnn() -> None:
@@ -491,3 +496,27 @@ def test_saved_hosts_get_a_plan_or_every_reason(path: Path) -> None:
     assert _runs(build, h, MATRIX) or not h.driver.version
     if any(d.name == "onnxruntime" for d in h.onnxruntime):
         assert "onnxruntime" in p.uninstall
+
+
+# --- --cuda-libraries system ----------------------------------------------------------------------------
+
+
+def test_system_libraries_install_no_nvidia_wheels_and_no_extras() -> None:
+    p = plan(with_cpu_ort(host()), cuda_libraries="system")
+    assert chosen(p)[0] == plan(host()).ort_version
+    assert p.pins == ()
+    assert p.install == (f"onnxruntime-gpu=={p.ort_version}",)
+    assert p.uninstall == ("onnxruntime",)
+    assert any("--cuda-libraries system" in note for note in p.notes)
+
+
+def test_system_libraries_name_what_a_probed_host_lacks() -> None:
+    from provisioner.facts import LibraryHit
+
+    hits = (LibraryHit("cudart", "13", "libcudart.so.13", "/usr/local/cuda/lib64/libcudart.so.13", "cuda_toolkit"),)
+    p = plan(host(libraries=hits), cuda_libraries="system")
+    lacking = [note for note in p.notes if "not found on the loader path" in note]
+    assert len(lacking) == 1 and "cudnn 9" in lacking[0] and "cudart" not in lacking[0]
+    with_cudnn = hits + (LibraryHit("cudnn", "9", "libcudnn.so.9", "/usr/lib/libcudnn.so.9", "ldconfig"),)
+    p = plan(host(libraries=with_cudnn), cuda_libraries="system")
+    assert not [note for note in p.notes if "not found on the loader path" in note]
