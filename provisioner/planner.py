@@ -78,6 +78,14 @@ def host_name(host: HostFacts, index: int, count: int) -> str:
     return f"host {host.label or '#' + str(index + 1)!r}"
 
 
+def _driver_meets(version: str, floor: str) -> bool:
+    """version >= floor; a bare branch number ("580", from `--driver 580`) stands for that branch, so only
+    the majors are compared."""
+    if "." not in version.strip():
+        return vtuple(version)[0] >= vtuple(floor)[0]
+    return at_least(version, floor)
+
+
 def driver_cuda_version(host: HostFacts, matrix: Matrix) -> str | None:
     """The newest CUDA version the host's driver supports: as reported, else derived from matrix floors."""
     driver = host.driver
@@ -89,7 +97,7 @@ def driver_cuda_version(host: HostFacts, matrix: Matrix) -> str | None:
     best: str | None = None
     for release in matrix.cuda_releases:
         floor = (release.min_driver_windows if windows else None) or release.min_driver_linux
-        if at_least(driver.version, floor) and (best is None or vtuple(release.version) > vtuple(best)):
+        if _driver_meets(driver.version, floor) and (best is None or vtuple(release.version) > vtuple(best)):
             best = release.version
     return best
 
@@ -315,10 +323,10 @@ def _driver_problems(
     supported = driver_cuda_version(host, matrix)
     has = f"{driver.version or 'a driver'}" + (f" (CUDA {supported})" if supported else "")
     if driver.version and (full or compat):
-        if full and at_least(driver.version, full):
+        if full and _driver_meets(driver.version, full):
             reasons.append(f"driver {has} on {who} supports CUDA {build.cuda_version} (needs >= {full})")
             return []
-        if compat and at_least(driver.version, compat):
+        if compat and _driver_meets(driver.version, compat):
             notes.append(
                 f"driver {has} on {who} runs {label} only through CUDA minor-version compatibility "
                 f"(full support from {full}): JIT-compiled code (NVRTC, cuDNN runtime-compiled engines) "

@@ -520,3 +520,9 @@ def test_system_libraries_name_what_a_probed_host_lacks() -> None:
     with_cudnn = hits + (LibraryHit("cudnn", "9", "libcudnn.so.9", "/usr/lib/libcudnn.so.9", "ldconfig"),)
     p = plan(host(libraries=with_cudnn), cuda_libraries="system")
     assert not [note for note in p.notes if "not found on the loader path" in note]
+
+
+def test_a_bare_driver_branch_stands_for_that_branch() -> None:
+    # `--driver 580` means the R580 branch (CUDA 13.0), not a version older than 580.65.06
+    assert chosen(plan(host(driver="580"))) == chosen(plan(host(driver="580.65.06")))
+    assert chosen(plan(host(driver="535"))) == chosen(plan(host(driver="535.104.05")))
