@@ -1,0 +1,225 @@
+"""The `apply` and `download` commands end to end: target, installer, sources, transaction, verify, output."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from provisioner.errors import BadInput, OrtprovError
+from provisioner.installer.runner import diagnose, print_err, run_command, tail
+from provisioner.installer.steps import with_sources
+from provisioner.installer.target import resolve_target, venv_python
+from provisioner.installer.tools import choose_installer, find_uv
+from provisioner.installer.transaction import ApplyFailed, ApplyResult, ApplySettings, apply_plan
+from provisioner.output import emit_json
+from provisioner.plan import Plan
+
+PlanSource = Callable[[str | None, str | None], Plan]  # (target python, its X.Y) -> the plan
+
+
+def run_apply(
+    plan_source: PlanSource,
+    *,
+    venv: Path | None,
+    python: str | None,
+    python_version: str | None,
+    system: bool,
+    installer: str,
+    index_url: str | None,
+    extra_index_urls: tuple[str, ...],
+    find_links: tuple[str, ...],
+    wheelhouse: Path | None,
+    dry_run: bool,
+    yes: bool,
+    verify: str | None,
+    verify_timeout: float,
+    verbose: bool,
+    as_json: bool,
+    confirm: Callable[[str], bool] | None,
+) -> None:
+    """`ortprov apply`: raises OrtprovError (the CLI prints it) or typer.Exit(1) when verification fails."""
+    if wheelhouse is not None:
+        if not wheelhouse.is_dir():
+            raise BadInput(
+                f"wheelhouse {str(wheelhouse)!r} is not a directory",
+                hint="fill one with `ortprov download --dest DIR`",
+            )
+        find_links = (*find_links, str(wheelhouse.absolute()))
+
+    def sourced(plan: Plan) -> Plan:
+        return with_sources(
+            plan,
+            index_url=index_url,
+            extra_index_urls=extra_index_urls,
+            find_links=find_links,
+            no_index=wheelhouse is not None,
+        )
+
+    if installer == "conda":
+        from provisioner.installer.conda import run_conda_apply
+
+        result = run_conda_apply(
+            lambda py, minor: sourced(plan_source(py, minor)),
+            python=python,
+            dry_run=dry_run,
+            yes=yes,
+            verbose=verbose,
+            confirm=confirm,
+        )
+        target_python = result.python
+    else:
+        if installer not in ("auto", "uv", "pip"):
+            raise BadInput(f"unknown installer {installer!r}", hint="use auto, uv, pip or conda")
+        uv = find_uv() if installer in ("auto", "uv") else None
+        if dry_run and venv is not None and not venv_python(venv.expanduser().absolute()).exists():
+            version = python_version or f"{sys.version_info[0]}.{sys.version_info[1]}"
+            plan = sourced(plan_source(None, version))
+            _say(f"dry run: would create the venv {venv} (Python {version}), then install: " + " ".join(plan.install))
+            if as_json:
+                emit_json({"apply": {"outcome": "dry-run", "create_venv": str(venv), "install": list(plan.install)}})
+            return
+        target, installed = resolve_target(
+            python, venv, system=system, python_version=python_version, uv=uv, create=not dry_run
+        )
+        if target.created:
+            _say(f"created the venv {venv} (Python {target.version})")
+        plan = sourced(plan_source(target.python, target.minor))
+        planned = _plan_python(plan)
+        if planned and planned != target.minor:
+            _say(f"warning: the plan was made for Python {planned}, the target is Python {target.minor}")
+        tool, uv_cmd = choose_installer(installer, target.has_pip)
+        settings = ApplySettings(
+            tool=tool, uv=uv_cmd, verbose=verbose, dry_run=dry_run, yes=yes, system=system, confirm=confirm
+        )
+        _say(
+            f"plan: {plan.package} {plan.ort_version} (CUDA {plan.cuda_version}"
+            + (f", cuDNN {plan.cudnn_version}" if plan.cudnn_version else "")
+            + f") -> {target.python}"
+        )
+        try:
+            result = apply_plan(plan, target, installed, settings)
+        except ApplyFailed as failed:
+            if as_json:
+                emit_json({"apply": failed.result, "error": failed.message})
+            raise
+        target_python = target.python
+    report = None
+    if verify and result.outcome != "dry-run":
+        report = _verify(target_python, static=verify == "static", timeout=verify_timeout)
+    if as_json:
+        emit_json({"apply": result, "verify": report})
+    if report is not None and not report.ok:
+        raise typer.Exit(1)
+
+
+def _plan_python(plan: Plan) -> str | None:
+    if plan.hosts and plan.hosts[0].python:
+        return plan.hosts[0].python.minor.rstrip("t")
+    return None
+
+
+def _say(text: str) -> None:
+    print_err(text)
+
+
+def _verify(python: str, *, static: bool, timeout: float) -> Any:
+    from provisioner.verify import run_verify
+
+    mode = "static check (libraries resolve)" if static else "CUDA session"
+    _say(f"verify: {mode} in {python} ...")
+    report = run_verify(python, static=static, timeout=timeout)
+    if report.ok:
+        _say(f"verify: passed ({report.mode}, {report.duration_s or 0:.1f}s)")
+    else:
+        kinds = ", ".join(report.failure_kinds) or report.status
+        _say(f"verify: FAILED ({kinds})")
+        for failure in report.failures[:5]:
+            _say(f"  - {failure.kind}: {failure.message}")
+        _say("hint: `ortprov doctor` explains the failure; the installation itself was kept")
+    return report
+
+
+# -- download ---------------------------------------------------------------------------------------------
+
+
+def run_download(
+    plan: Plan,
+    *,
+    dest: Path,
+    python_version: str | None,
+    platform: str | None,
+    glibc: str | None,
+    index_url: str | None,
+    extra_index_urls: tuple[str, ...],
+    verbose: bool,
+    as_json: bool,
+) -> None:
+    """`ortprov download`: one `pip download` per install step, then plan.json next to the wheels."""
+    from provisioner.installer.wheelhouse import download_argv, platform_tags, save_plan, target_of
+
+    plan_python, plan_platform, plan_glibc = target_of(plan)
+    version = python_version or (plan_python.rstrip("t") if plan_python else None)
+    version = version or f"{sys.version_info[0]}.{sys.version_info[1]}"
+    platform = platform or plan_platform or _this_platform()
+    if platform.count("-") == 1 and not platform.startswith(("manylinux", "musllinux", "win_", "macosx")):
+        try:
+            tags = platform_tags(platform, glibc or plan_glibc)
+        except ValueError as exc:
+            raise BadInput(str(exc), hint="use linux-x86_64, linux-aarch64, windows-amd64 or a pip tag") from None
+    else:
+        tags = [platform]
+    plan = with_sources(plan, index_url=index_url, extra_index_urls=extra_index_urls)
+    dest.mkdir(parents=True, exist_ok=True)
+    before = {p.name for p in dest.glob("*.whl")}
+    start = time.monotonic()
+    installs = [s for s in plan.steps if s.kind == "install"]
+    for number, step in enumerate(installs, 1):
+        argv = download_argv(step, dest, version, tags)
+        _say(f"[{number}/{len(installs)}] download {' '.join(step.packages)} (Python {version}, {platform})")
+        echo = (lambda line: print_err(f"      | {line}")) if verbose else None
+        result = run_command(argv, echo=echo)
+        if not result.ok:
+            if not verbose:
+                _say("pip output (last lines):\n" + tail(result.output))
+            raise OrtprovError(
+                f"download of step {number} failed: {diagnose(result)}",
+                hint="check the index and the target Python/platform",
+            )
+    saved = save_plan(plan, dest)
+    wheels = sorted(dest.glob("*.whl"))
+    size = sum(p.stat().st_size for p in wheels)
+    new = [p.name for p in wheels if p.name not in before]
+    _say(
+        f"wheelhouse {dest}: {len(wheels)} wheels, {size / 1e6:.1f} MB ({len(new)} new) in "
+        f"{time.monotonic() - start:.1f}s; plan saved to {saved.name}"
+    )
+    _say(f"install offline with: ortprov apply --wheelhouse {dest} --venv DIR")
+    if as_json:
+        emit_json(
+            {
+                "dest": str(dest),
+                "wheels": [p.name for p in wheels],
+                "bytes": size,
+                "new": new,
+                "python_version": version,
+                "platforms": tags,
+                "plan": str(saved),
+            }
+        )
+
+
+def _this_platform() -> str:
+    import platform as _platform
+
+    os_name = {"linux": "linux", "win32": "windows"}.get(sys.platform, sys.platform)
+    arch = _platform.machine().lower()
+    arch = {"amd64": "x86_64" if os_name == "linux" else "amd64", "arm64": "aarch64"}.get(arch, arch)
+    return f"{os_name}-{arch}"
+
+
+__all__ = ["ApplyResult", "run_apply", "run_download"]

@@ -1,0 +1,42 @@
+"""End to end against the real PyPI: a fresh venv gets the real onnxruntime-gpu and NVIDIA wheels planned for
+the H100 host's driver, the no-GPU part of verify passes, and the GPU part reports the missing driver.
+
+Downloads ~1.6 GB (about 90 s here with uv; see benchmarks/RESULTS.md "apply"). Run it with:
+    .venv/bin/python -m pytest tests/integration/test_apply_pypi.py -m network
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.envs import clean_env, freeze, run_ortprov, venv_python
+
+pytestmark = [pytest.mark.network, pytest.mark.slow]
+
+H100 = ("--driver", "580.159.04", "--gpu-cc", "9.0")
+
+
+def test_fresh_venv_gets_the_real_gpu_build_and_its_libraries_resolve(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, UV_HTTP_RETRIES="3")
+    venv = tmp_path / "venv"
+    proc = run_ortprov("apply", "--venv", str(venv), *H100, "-y", "--verify-static", "--json", env=env, timeout=1800)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["apply"]["outcome"] == "applied"
+    assert result["verify"]["ok"] and result["verify"]["mode"] == "static"
+    frozen = freeze(venv_python(venv), env)
+    assert any(line.startswith("onnxruntime-gpu==") for line in frozen)
+    assert any(line.startswith("nvidia-cudnn") for line in frozen)
+    assert not any(line.startswith("onnxruntime==") for line in frozen)
+    libraries = {lib["library"]: lib["status"] for lib in result["verify"]["static"]["libraries"] if lib["library"]}
+    assert libraries["cuda"] == "driver-missing"  # libcuda.so.1 comes with the driver: none here
+    assert {"cudnn", "cublas", "cudart"} <= set(libraries)
+
+    # the GPU part: no driver, so no CUDA session; apply says so and exits 1
+    again = run_ortprov("apply", "--venv", str(venv), *H100, "-y", env=env, timeout=600)
+    assert "already satisfied" in again.stderr
+    assert again.returncode == 1
+    assert "verify: FAILED" in again.stderr
