@@ -4,6 +4,9 @@ Which CUDA minor a library wheel belongs to comes from NVIDIA's `cuda-toolkit` m
 releases (12.4.1, 13.0.2 ...) pins the exact component wheels (nvidia-cublas-cu12==12.4.5.8.*). Versions no
 toolkit release pins are kept only where the version itself names the minor (cudart, nvrtc, nvJitLink, and
 cuBLAS 11/12, whose versions follow the toolkit's); cuDNN rows map to the CUDA major of their package.
+Each row's `platforms` (and `glibc_min`) come from the file names of that version's wheels on PyPI
+(manylinux*_x86_64, manylinux*_aarch64, win_amd64); a version with no wheel for a known platform (only a
+source stub, or only win_arm64) is not listed: nothing could install it.
 
     .venv/bin/python matrices/derive_wheels.py            # print the YAML
     .venv/bin/python matrices/derive_wheels.py --write    # write matrices/nvidia-wheels.yaml
@@ -29,6 +32,56 @@ from provisioner.ziprange import HttpRangeSource, central_directory, read_member
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 LIBRARIES = ("cudart", "cublas", "cufft", "curand", "nvrtc", "cudnn", "nvjitlink")
 PREFIX_NAMES_MINOR = ("cudart", "nvrtc", "nvjitlink")  # component version == toolkit version
+
+
+PLATFORM_ORDER = ("linux-x86_64", "linux-aarch64", "windows-amd64")
+_MANYLINUX_LEGACY = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
+_MANYLINUX = re.compile(r"^(manylinux1|manylinux2010|manylinux2014|manylinux_(\d+)_(\d+))_(x86_64|aarch64|sbsa)$")
+
+
+def platform_of_tag(tag: str) -> tuple[str, str | None] | None:
+    """("linux-x86_64", "2.17") for manylinux2014_x86_64, ("windows-amd64", None) for win_amd64; else None."""
+    if tag == "win_amd64":
+        return "windows-amd64", None
+    found = _MANYLINUX.match(tag)
+    if not found:
+        return None  # win_arm64, macOS, plain linux_*: not platforms ortprov plans for
+    floor = f"{found.group(2)}.{found.group(3)}" if found.group(2) else _MANYLINUX_LEGACY[found.group(1)]
+    arch = "x86_64" if found.group(4) == "x86_64" else "aarch64"
+    return f"linux-{arch}", floor
+
+
+def platforms_of(filenames: list[str]) -> tuple[list[str], str | None]:
+    """Platforms with a wheel among one version's files, and the highest of their Linux glibc floors.
+
+    A platform's floor is the lowest among its wheels (pip takes any that fits); a py3-none-any wheel
+    counts for every platform. Source distributions are not counted: NVIDIA's are stubs that fail.
+    """
+    floors: dict[str, str | None] = {}
+    for name in filenames:
+        if not name.endswith(".whl"):
+            continue
+        for tag in name[: -len(".whl")].split("-")[-1].split("."):
+            if tag == "any":
+                for platform in PLATFORM_ORDER:
+                    floors.setdefault(platform, None)
+                continue
+            found = platform_of_tag(tag)
+            if found is None:
+                continue
+            platform, floor = found
+            known = floors.get(platform)
+            if platform not in floors or (known is not None and (floor is None or _key(floor) < _key(known))):
+                floors[platform] = floor
+    platforms = [p for p in PLATFORM_ORDER if p in floors]
+    linux_floors = [f for p, f in floors.items() if p.startswith("linux-") and f is not None]
+    if any(p.startswith("linux-") and floors[p] is None for p in floors):
+        linux_floors = []  # an any-platform wheel installs everywhere
+    return platforms, max(linux_floors, key=_key) if linux_floors else None
+
+
+def _key(version: str) -> list[int]:
+    return [int(x) for x in re.findall(r"\d+", version)]
 
 
 def _stable(version: str) -> bool:
@@ -61,10 +114,10 @@ def main(argv: list[str] | None = None) -> int:
         if not wheels or not _stable(tk_version):
             continue
         minor = ".".join(tk_version.split(".")[:2])
-        source = HttpRangeSource(urljoin(toolkit_url, wheels[0]["url"]), session=session)
-        entries = central_directory(source)
+        toolkit_wheel = HttpRangeSource(urljoin(toolkit_url, wheels[0]["url"]), session=session)
+        entries = central_directory(toolkit_wheel)
         metadata = next(n for n in entries if n.endswith(".dist-info/METADATA"))
-        for line in read_member(source, entries[metadata]).decode().splitlines():
+        for line in read_member(toolkit_wheel, entries[metadata]).decode().splitlines():
             found = re.match(
                 r"Requires-Dist:\s*([A-Za-z0-9_.-]+)\s*==\s*([0-9][0-9.]*?)(\.\*)?\s*(;|$)", line
             )
@@ -96,15 +149,20 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 if not cuda_version.startswith(str(major_number)):
                     continue
-                rows.append(
-                    {
-                        "package": package,
-                        "version": version,
-                        "library": library,
-                        "cuda_version": cuda_version,
-                        "sources": [source],
-                    }
-                )
+                platforms, glibc_min = platforms_of([f["filename"] for f in files if not f.get("yanked")])
+                if not platforms:
+                    continue
+                row = {
+                    "package": package,
+                    "version": version,
+                    "library": library,
+                    "cuda_version": cuda_version,
+                    "sources": [source, f"https://pypi.org/project/{package}/{version}/#files (platforms)"],
+                    "platforms": platforms,
+                }
+                if glibc_min:
+                    row["glibc_min"] = glibc_min
+                rows.append(row)
     rows.sort(key=lambda r: (r["package"], [int(x) for x in re.findall(r"\d+", r["version"])]))
     document = {
         "schema_version": 1,

@@ -101,6 +101,17 @@ class LibraryWheel:
     library: str  # cudnn
     cuda_version: str  # the CUDA release it belongs to ("12.4"), or the major for cuDNN ("12")
     sources: tuple[str, ...] = ()
+    # platforms with a wheel of this version (linux-x86_64 ...); empty: unknown, taken as any platform
+    platforms: tuple[str, ...] = ()
+    glibc_min: str | None = None  # the highest manylinux floor among its Linux wheels, "2.27"
+
+    def available_on(self, tag: str, glibc: str | None = None) -> bool:
+        """Whether this version has a wheel for platform `tag` (and, when known, the host's glibc)."""
+        if self.platforms and tag not in self.platforms:
+            return False
+        if glibc and self.glibc_min and tag.startswith("linux-"):
+            return _version_key(glibc) >= _version_key(self.glibc_min)
+        return True
 
 
 @dataclass(frozen=True)

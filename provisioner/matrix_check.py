@@ -266,6 +266,7 @@ def _check_wheels(matrix: Matrix, file: str) -> list[Problem]:
         problems += _sources(file, entry, wheel.sources)
         if not _DOTTED.match(wheel.version):
             problems.append(Problem(file, entry, f"version {wheel.version!r} is not a version"))
+        problems += [Problem(file, entry, reason) for reason in _wheel_platform_problems(wheel)]
         if _MAJOR.match(wheel.cuda_version):
             major_number = int(wheel.cuda_version)
             if wheel.library != "cudnn":
@@ -292,6 +293,21 @@ def _check_wheels(matrix: Matrix, file: str) -> list[Problem]:
                 )
             )
     return problems
+
+
+def _wheel_platform_problems(wheel: LibraryWheel) -> list[str]:
+    """Known platform tags, each once; a glibc floor only beside a Linux platform."""
+    reasons = [
+        f"unknown platform {tag!r} (known: {', '.join(PLATFORMS)})" for tag in wheel.platforms if tag not in PLATFORMS
+    ]
+    if len(set(wheel.platforms)) != len(wheel.platforms):
+        reasons.append("lists a platform twice")
+    if wheel.glibc_min is not None:
+        if not _CUDA_MINOR.match(wheel.glibc_min):
+            reasons.append(f"glibc_min {wheel.glibc_min!r} is not like '2.28'")
+        elif not any(tag.startswith("linux-") for tag in wheel.platforms):
+            reasons.append("has a glibc_min but no Linux platform")
+    return reasons
 
 
 def _check_tensorrt(matrix: Matrix, file: str) -> list[Problem]:

@@ -14,7 +14,9 @@ Rules, in order:
    majors match libraries already present (torch's NVIDIA wheels, system libraries), then the PyPI build,
    then the newest CUDA.
 4. NVIDIA library wheels are pinned exactly (already-installed versions first, then the newest versions
-   whose CUDA minor the driver supports); conflicting onnxruntime flavours are uninstalled first.
+   whose CUDA minor the driver supports), among the versions with a wheel for every host's platform; a
+   build whose needed library has no wheel at all for a host's platform does not run there (rule 2);
+   conflicting onnxruntime flavours are uninstalled first.
 """
 
 from __future__ import annotations
@@ -228,6 +230,7 @@ def _judge(
         host_problems: list[str] = []
         host_problems += _platform_problems(build, host, who, notes)
         host_problems += _python_problems(build, host, who, matrix, notes)
+        host_problems += _library_platform_problems(build, host, who, matrix, request)
         if release is not None:
             host_problems += _driver_problems(build, host, who, release, major, matrix, notes, reasons)
             host_problems += _gpu_problems(build, host, who, release, matrix, notes, reasons)
@@ -587,21 +590,33 @@ def _library_pins(
     beyond: list[str] = []
     replaced: list[str] = []
     cudnn_version = build.cudnn_version
+    targets = _wheel_targets(hosts)
     for package, spec in _needed_packages(build, major):
-        wheels = [
-            w
-            for w in matrix.library_wheels
-            if w.package == package and _satisfies(w.version, spec) and vtuple(w.cuda_version)[0] == build.cuda_major
-        ]
-        pin = _reused_pin(build, package, spec, wheels, existing)
+        recorded = _recorded_wheels(matrix, build, package, spec)
+        wheels = [w for w in recorded if _available_everywhere(w, targets)]
+        missing = {w.version for w in recorded} - {w.version for w in wheels}
+        pin = _reused_pin(build, package, spec, wheels, existing, missing)
         if pin is None:
             pin = _choose_wheel(build, package, wheels, cap, matrix.date)
+            if pin is not None and missing:
+                skipped = _choose_wheel(build, package, recorded, cap, matrix.date)
+                pin = _say_skipped(pin, skipped, recorded, targets)
             installed = sorted(existing.wheels.get(package, set()))
             if pin is not None and installed and pin.version not in installed:
                 replaced.append(f"{package} {', '.join(installed)}")
         if pin is None:
             requirements.append(package + spec)
-            notes.append(f"no exact version of {package} is recorded in the matrix: left to pip as {package + spec!r}")
+            if recorded:
+                platforms = " and ".join(sorted({tag for tag, _ in targets}))
+                notes.append(
+                    f"no version of {package}{spec} recorded in the matrix has a wheel for {platforms} "
+                    f"(every target host): left to pip as {package + spec!r}; if pip finds none, install "
+                    f"the library from NVIDIA's installer and plan with --cuda-libraries system"
+                )
+            else:
+                notes.append(
+                    f"no exact version of {package} is recorded in the matrix: left to pip as {package + spec!r}"
+                )
             continue
         pins.append(pin)
         requirements.append(f"{pin.package}=={pin.version}")
@@ -624,15 +639,99 @@ def _library_pins(
     return pins, requirements, notes, cudnn_version
 
 
+def _wheel_targets(hosts: tuple[HostFacts, ...]) -> list[tuple[str, str | None]]:
+    """(platform tag, glibc) of every host, once each: a pinned wheel must install on all of them."""
+    targets: list[tuple[str, str | None]] = []
+    for host in hosts:
+        target = (host.platform.tag, host.platform.glibc if host.platform.os == "linux" else None)
+        if target not in targets:
+            targets.append(target)
+    return targets
+
+
+def _say_skipped(
+    pin: LibraryPin,
+    skipped: LibraryPin | None,
+    recorded: list[LibraryWheel],
+    targets: list[tuple[str, str | None]],
+) -> LibraryPin:
+    """The pin, its reason naming the version that would have been chosen but does not install on a target."""
+    row = next((w for w in recorded if skipped and w.version == skipped.version), None)
+    if skipped is None or row is None or skipped.version == pin.version:
+        return pin
+    lacking = [tag for tag, _ in targets if not row.available_on(tag)]
+    why = f"has no wheel for {' or '.join(lacking)}" if lacking else f"needs glibc >= {row.glibc_min}"
+    return LibraryPin(pin.package, pin.version, f"{pin.reason}; {skipped.version} {why}")
+
+
+def _available_everywhere(wheel: LibraryWheel, targets: list[tuple[str, str | None]]) -> bool:
+    """The version has a wheel for every target (rows without platforms count as available)."""
+    return all(wheel.available_on(tag, glibc) for tag, glibc in targets)
+
+
+# (package, specifier, CUDA major) -> recorded versions, for one `library_wheels` tuple (judging every
+# candidate asks the same questions again: a memo keeps planning ~6 ms instead of ~40 ms)
+_RECORDED: dict[tuple[str, str, int], list[LibraryWheel]] = {}
+_RECORDED_FOR: list[tuple[LibraryWheel, ...]] = []
+
+
+def _recorded_wheels(matrix: Matrix, build: OrtBuild, package: str, spec: str) -> list[LibraryWheel]:
+    """The matrix's versions of `package` for the build's CUDA major that meet the build's specifier."""
+    if not _RECORDED_FOR or _RECORDED_FOR[0] is not matrix.library_wheels:
+        _RECORDED.clear()
+        _RECORDED_FOR[:] = [matrix.library_wheels]
+    key = (package, spec, build.cuda_major)
+    if key not in _RECORDED:
+        _RECORDED[key] = [
+            w
+            for w in matrix.library_wheels
+            if w.package == package and _satisfies(w.version, spec) and vtuple(w.cuda_version)[0] == key[2]
+        ]
+    return list(_RECORDED[key])
+
+
+def _library_platform_problems(
+    build: OrtBuild, host: HostFacts, who: str, matrix: Matrix, request: Request
+) -> list[str]:
+    """NVIDIA library wheels the build needs that have no recorded version for the host's platform."""
+    tag = host.platform.tag
+    if request.cuda_libraries == "system" or not any(p.platform == tag for p in build.platforms):
+        return []  # no libraries to install, or no onnxruntime-gpu wheel to begin with (said already)
+    glibc = host.platform.glibc if host.platform.os == "linux" else None
+    problems = []
+    for package, spec in _needed_packages(build, _cuda_major(matrix, build.cuda_major)):
+        recorded = _recorded_wheels(matrix, build, package, spec)
+        if recorded and not any(w.available_on(tag, None) for w in recorded):
+            offered = sorted({p for w in recorded for p in w.platforms})
+            problems.append(
+                f"{short_label(build)} needs {package}{spec}, which has no {tag} wheel ({who}; its wheels are "
+                f"for {', '.join(offered)}): pick another build, or install CUDA/cuDNN from NVIDIA's "
+                f"installers and plan with --cuda-libraries system"
+            )
+        elif recorded and glibc and not any(w.available_on(tag, glibc) for w in recorded):
+            floor = min((w.glibc_min for w in recorded if w.glibc_min), key=vtuple)
+            problems.append(
+                f"{short_label(build)} needs {package}{spec}, whose {tag} wheels need glibc >= {floor}; "
+                f"{who} has {glibc}"
+            )
+    return problems
+
+
 def _reused_pin(
-    build: OrtBuild, package: str, spec: str, wheels: list[LibraryWheel], existing: _Existing
+    build: OrtBuild,
+    package: str,
+    spec: str,
+    wheels: list[LibraryWheel],
+    existing: _Existing,
+    unavailable: set[str] | None = None,
 ) -> LibraryPin | None:
-    """The installed version, when every host agrees on it and it is new enough for the build."""
+    """The installed version, when every host agrees on it, it is new enough for the build and every
+    target platform has a wheel of it (`unavailable`: recorded versions some target has no wheel for)."""
     versions = existing.wheels.get(package, set())
     if len(versions) != 1:
         return None
     version = next(iter(versions))
-    if not _satisfies(version, spec):
+    if not _satisfies(version, spec) or version in (unavailable or set()):
         return None
     known = next((w for w in wheels if w.version == version), None)
     if known is None and wheels:

@@ -39,17 +39,7 @@ def planned(host_file: str) -> Plan:
 
 
 LINUX_HOSTS = ["a100-driver535-container-no-cudnn.json", "cpu-dev-machine.json", "linux-rtx3090.json"]
-PIP_HOSTS = [
-    *LINUX_HOSTS,
-    pytest.param(
-        "windows-cuda12.9-cpu-onnxruntime-only.json",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="the planner pins NVIDIA wheel versions that have no win_amd64 wheel "
-            "(nvidia-cublas-cu12 12.9.3.13): the matrix's LibraryWheel records no platforms",
-        ),
-    ),
-]
+PIP_HOSTS = [*LINUX_HOSTS, "windows-cuda12.9-cpu-onnxruntime-only.json"]
 
 
 # -- pip resolves the rendered requirements for the target ---------------------------------------------------

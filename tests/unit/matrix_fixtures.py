@@ -215,6 +215,10 @@ CUDA_MAJORS = (
 )
 
 
+ALL_PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows-amd64")
+X86_WIN = ("linux-x86_64", "windows-amd64")
+
+
 def _wheels() -> tuple[LibraryWheel, ...]:
     rows = [
         (
@@ -243,9 +247,15 @@ def _wheels() -> tuple[LibraryWheel, ...]:
         ("nvidia-cudnn-cu13", "cudnn", [("13", "9.13.0.50"), ("13", "9.14.0.64")]),
         ("nvidia-cuda-runtime-cu11", "cudart", [("11.8", "11.8.89")]),
         ("nvidia-cublas-cu11", "cublas", [("11.8", "11.11.3.6")]),
-        ("nvidia-cudnn-cu11", "cudnn", [("11", "8.9.6.50")]),
+        ("nvidia-cudnn-cu11", "cudnn", [("11", "8.9.4.25"), ("11", "8.9.6.50")]),
     ]
-    return tuple(LibraryWheel(pkg, version, lib, cuda, SRC) for pkg, lib, items in rows for cuda, version in items)
+    # as on PyPI: cuDNN 8.9.6.50 for CUDA 11 has only a Linux x86_64 wheel, 8.9.4.25 has a Windows one too
+    platforms = {("nvidia-cudnn-cu11", "8.9.6.50"): ("linux-x86_64",), ("nvidia-cudnn-cu11", "8.9.4.25"): X86_WIN}
+    return tuple(
+        LibraryWheel(pkg, version, lib, cuda, SRC, platforms=platforms.get((pkg, version), ALL_PLATFORMS))
+        for pkg, lib, items in rows
+        for cuda, version in items
+    )
 
 
 TENSORRT = (

@@ -211,3 +211,61 @@ def test_edited_yaml_is_revalidated_not_served_from_the_compiled_copy(data_dir: 
     edit(data_dir, "onnxruntime-gpu.yaml", lambda d: d["builds"][0].update(python=["2.7"]))
     (problem,) = problems_of(data_dir)
     assert "python '2.7' is not like '3.12'" in problem
+
+
+def _wheel(d: dict, package: str, version: str) -> dict:
+    return next(w for w in d["wheels"] if w["package"] == package and w["version"] == version)
+
+
+def test_wheel_with_an_unknown_platform_tag(data_dir: Path) -> None:
+    def bad(d: dict) -> None:
+        _wheel(d, "nvidia-cublas-cu12", "12.9.1.4")["platforms"].append("win_amd64")
+
+    edit(data_dir, "nvidia-wheels.yaml", bad)
+    (problem,) = problems_of(data_dir)
+    assert problem.startswith("nvidia-wheels.yaml: wheels[") and "nvidia-cublas-cu12 12.9.1.4" in problem
+    assert "unknown platform 'win_amd64' (known: linux-x86_64, linux-aarch64, windows-amd64)" in problem
+
+
+def test_wheel_platform_twice_and_glibc_floor_without_linux(data_dir: Path) -> None:
+    def bad(d: dict) -> None:
+        _wheel(d, "nvidia-cublas-cu12", "12.9.1.4")["platforms"].append("linux-x86_64")
+        _wheel(d, "nvidia-cudnn-cu11", "8.9.5.29").update(glibc_min="2.17")  # a Windows-only version
+
+    edit(data_dir, "nvidia-wheels.yaml", bad)
+    text = "\n".join(problems_of(data_dir))
+    assert "nvidia-cublas-cu12 12.9.1.4): lists a platform twice" in text
+    assert "nvidia-cudnn-cu11 8.9.5.29): has a glibc_min but no Linux platform" in text
+
+
+def test_shipped_wheels_record_their_platforms() -> None:
+    wheels = {(w.package, w.version): w for w in load_matrix(shipped_dir()).library_wheels}
+    assert all(w.platforms for w in wheels.values())
+    assert wheels["nvidia-cublas-cu12", "12.9.3.13"].platforms == ("linux-x86_64", "linux-aarch64")
+    assert wheels["nvidia-cudnn-cu11", "8.9.6.50"].platforms == ("linux-x86_64",)
+    assert "windows-amd64" in wheels["nvidia-cublas-cu12", "12.9.1.4"].platforms
+
+
+def test_derive_wheels_reads_platforms_from_wheel_file_names() -> None:
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[2] / "matrices" / "derive_wheels.py"  # maintainer script
+    spec = importlib.util.spec_from_file_location("derive_wheels", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    platforms_of = module.platforms_of
+    files = [
+        "nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux2014_x86_64.whl",
+        "nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux_2_27_x86_64.whl",
+        "nvidia_cudnn_cu12-9.1.0.70-py3-none-manylinux_2_28_aarch64.whl",
+        "nvidia_cudnn_cu12-9.1.0.70-py3-none-win_amd64.whl",
+        "nvidia_cudnn_cu12-9.1.0.70-py3-none-win_arm64.whl",
+        "nvidia-cudnn-cu12-9.1.0.70.tar.gz",
+    ]
+    assert platforms_of(files) == (["linux-x86_64", "linux-aarch64", "windows-amd64"], "2.28")
+    assert platforms_of(["n-1.0-py3-none-manylinux1_x86_64.manylinux_2_5_x86_64.whl"]) == (["linux-x86_64"], "2.5")
+    assert platforms_of(["n-1.0-py3-none-manylinux2014_sbsa.whl"]) == (["linux-aarch64"], "2.17")
+    assert platforms_of(["n-1.0-py3-none-win_amd64.whl", "n-1.0.tar.gz"]) == (["windows-amd64"], None)
+    assert platforms_of(["n-1.0.tar.gz", "n-1.0-py3-none-win_arm64.whl"]) == ([], None)
+    assert platforms_of(["n-1.0-py3-none-any.whl"]) == (["linux-x86_64", "linux-aarch64", "windows-amd64"], None)

@@ -526,3 +526,112 @@ def test_a_bare_driver_branch_stands_for_that_branch() -> None:
     # `--driver 580` means the R580 branch (CUDA 13.0), not a version older than 580.65.06
     assert chosen(plan(host(driver="580"))) == chosen(plan(host(driver="580.65.06")))
     assert chosen(plan(host(driver="535"))) == chosen(plan(host(driver="535.104.05")))
+
+
+# --- NVIDIA library wheels exist per platform -----------------------------------------------------------
+
+
+def _with_wheel_platforms(rows: dict[tuple[str, str], tuple[str, ...]], **glibc: str) -> Matrix:
+    """The fixture matrix with (package, version) -> platforms changed (and version -> glibc_min)."""
+    wheels = tuple(
+        replace(w, platforms=rows.get((w.package, w.version), w.platforms), glibc_min=glibc.get(w.version))
+        for w in MATRIX.library_wheels
+    )
+    return replace(MATRIX, library_wheels=wheels)
+
+
+def _pin(p: Plan, package: str) -> str:
+    return next(pin.version for pin in p.pins if pin.package == package)
+
+
+WINDOWS_470 = {"driver": "470.82.01", "cc": "8.6", "python": "3.10", "platform": "windows-amd64"}
+
+
+def test_windows_gets_the_newest_version_that_has_a_windows_wheel() -> None:
+    # nvidia-cudnn-cu11 8.9.6.50 is Linux-only on PyPI: the Windows host gets 8.9.4.25, Linux the newest
+    windows, linux = host(**WINDOWS_470), host(driver="470.82.01", cc="8.6", python="3.10")
+    assert chosen(plan(windows)) == chosen(plan(linux)) == ("1.19.2", "11.8")
+    assert _pin(plan(windows), "nvidia-cudnn-cu11") == "8.9.4.25"
+    assert "nvidia-cudnn-cu11==8.9.4.25" in plan(windows).install
+    assert _pin(plan(linux), "nvidia-cudnn-cu11") == "8.9.6.50"
+    assert _pin(plan(linux, windows), "nvidia-cudnn-cu11") == "8.9.4.25"  # one pin that installs on both
+
+
+def test_no_wheel_for_the_platform_at_all_rejects_the_build_with_what_to_do() -> None:
+    matrix = _with_wheel_platforms({("nvidia-cudnn-cu11", "8.9.4.25"): ("linux-x86_64",)})
+    windows = host(**WINDOWS_470)
+    p = make_plan([windows], matrix, Request())
+    assert chosen(p) == ("1.16.3", "11.8")  # needs only cuBLAS, which has a Windows wheel
+    lost = reasons_of(p.rejected)
+    assert "1.19.2 (CUDA 11.8) needs nvidia-cudnn-cu11, which has no windows-amd64 wheel" in lost
+    assert "--cuda-libraries system" in lost
+    assert not any(pin.package == "nvidia-cudnn-cu11" for pin in p.pins)
+    # with CUDA/cuDNN from NVIDIA's installers, no wheel is needed: the build runs
+    system = make_plan([windows], matrix, Request(cuda_libraries="system"))
+    assert chosen(system) == ("1.19.2", "11.8") and system.pins == ()
+    # the Linux host is not affected
+    linux = host(driver="470.82.01", cc="8.6", python="3.10")
+    assert _pin(make_plan([linux], matrix, Request()), "nvidia-cudnn-cu11") == "8.9.6.50"
+
+
+def test_newest_library_minor_without_a_windows_wheel_is_skipped() -> None:
+    # like nvidia-cublas-cu12 12.9.3.13 (Linux-only) on a Windows CUDA 12.9 host
+    matrix = _with_wheel_platforms({("nvidia-cublas-cu12", "12.8.4.1"): ("linux-x86_64", "linux-aarch64")})
+    windows = host(driver="575.51.03", cc="8.9", python="3.12", platform="windows-amd64")
+    p = make_plan([windows], matrix, Request())
+    assert chosen(p) == ("1.31.1", "12.8")
+    assert _pin(p, "nvidia-cublas-cu12") == "12.4.5.8"  # the newest with a win_amd64 wheel
+    assert "nvidia-cublas-cu12==12.8.4.1" not in p.install
+    cublas = next(pin for pin in p.pins if pin.package == "nvidia-cublas-cu12")
+    assert cublas.reason.endswith("; 12.8.4.1 has no wheel for windows-amd64")
+    assert _pin(make_plan([host(driver="575.51.03", cc="8.9")], matrix, Request()), "nvidia-cublas-cu12") == "12.8.4.1"
+
+
+def test_hosts_without_a_common_version_leave_the_package_to_pip_and_say_so() -> None:
+    matrix = _with_wheel_platforms(
+        {
+            ("nvidia-cudnn-cu12", "9.8.0.87"): ("linux-x86_64",),
+            ("nvidia-cudnn-cu12", "9.1.0.70"): ("linux-aarch64",),
+            ("nvidia-cudnn-cu12", "8.9.2.26"): ("linux-x86_64",),
+        }
+    )
+    x86, arm = host(driver="575.51.03", label="x86"), host(driver="575.51.03", platform="linux-aarch64", label="arm")
+    p = make_plan([x86, arm], matrix, Request())
+    assert chosen(p) == ("1.30.0", "12.8")
+    assert not any(pin.package == "nvidia-cudnn-cu12" for pin in p.pins)
+    note = next(n for n in p.notes if "nvidia-cudnn-cu12" in n)
+    assert "has a wheel for linux-aarch64 and linux-x86_64" in note and "left to pip" in note
+    assert _pin(make_plan([x86], matrix, Request()), "nvidia-cudnn-cu12") == "9.8.0.87"
+    assert _pin(make_plan([arm], matrix, Request()), "nvidia-cudnn-cu12") == "9.1.0.70"
+
+
+def test_installed_version_without_a_wheel_for_another_host_is_not_reused() -> None:
+    matrix = _with_wheel_platforms({("nvidia-cudnn-cu12", "9.1.0.70"): ("linux-x86_64",)})
+    torch_host = with_torch(host(driver="575.51.03", label="torch"), 12)
+    assert _pin(make_plan([torch_host], matrix, Request()), "nvidia-cudnn-cu12") == "9.1.0.70"  # reused
+    windows = host(driver="575.51.03", platform="windows-amd64", label="win")
+    p = make_plan([torch_host, windows], matrix, Request())
+    assert _pin(p, "nvidia-cudnn-cu12") == "9.8.0.87"
+
+
+def test_library_glibc_floor_is_checked_when_the_host_glibc_is_known() -> None:
+    matrix = _with_wheel_platforms({}, **{"9.8.0.87": "2.34"})
+    old_glibc = host(driver="575.51.03", glibc="2.31")
+    p = make_plan([old_glibc], matrix, Request())
+    assert _pin(p, "nvidia-cudnn-cu12") == "9.1.0.70"
+    assert any(pin.reason.endswith("; 9.8.0.87 needs glibc >= 2.34") for pin in p.pins)
+    assert _pin(make_plan([host(driver="575.51.03")], matrix, Request()), "nvidia-cudnn-cu12") == "9.8.0.87"
+    floors = {v: "2.34" for v in ("9.8.0.87", "9.1.0.70", "8.9.2.26")}
+    with pytest.raises(NoCompatiblePlan) as info:  # every CUDA 12 build needs cuDNN for CUDA 12
+        make_plan([old_glibc], _with_wheel_platforms({}, **floors), Request(cuda="12"))
+    text = reasons_of(info.value.rejected)
+    assert "needs nvidia-cudnn-cu12, whose linux-x86_64 wheels need glibc >= 2.34; this host has 2.31" in text
+
+
+def test_wheel_rows_without_platforms_count_as_any_platform() -> None:
+    row = replace(MATRIX.library_wheels[0], platforms=(), glibc_min=None)
+    assert row.available_on("windows-amd64") and row.available_on("linux-aarch64", "2.17")
+    linux_only = replace(row, platforms=("linux-x86_64",), glibc_min="2.27")
+    assert not linux_only.available_on("windows-amd64")
+    assert linux_only.available_on("linux-x86_64") and linux_only.available_on("linux-x86_64", "2.27")
+    assert not linux_only.available_on("linux-x86_64", "2.17")
