@@ -11,11 +11,13 @@ A command declares them as parameters with these Annotated types, then calls `pl
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from provisioner.planning import PlanningOptions, split_python_option
+if TYPE_CHECKING:
+    from provisioner.planning import PlanningOptions
+
 
 HostOpt = Annotated[
     list[str] | None,
@@ -79,6 +81,8 @@ def planning_options(
     cuda_libraries: str = "wheels",
 ) -> PlanningOptions:
     """PlanningOptions from the shared flags (`--python` split into a version or an interpreter)."""
+    from provisioner.planning import PlanningOptions, split_python_option
+
     version, interpreter = split_python_option(python)
     return PlanningOptions(
         host_files=tuple(host or ()),
