@@ -34,7 +34,7 @@ mount -t tmpfs tmpfs "$scratch"
 n=0
 for d in "${!dirs[@]}"; do
   n=$((n + 1))
-  others=$(find "$d" -mindepth 1 -maxdepth 1 ! -name 'libcudnn*' | head -1)
+  others=$(find "$d" -mindepth 1 -maxdepth 1 ! -name 'libcudnn*' -print -quit)
   if [[ -z "$others" ]]; then
     mkdir -p "$scratch/empty$n"
     mount --bind "$scratch/empty$n" "$d"
