@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any
-
-from provisioner.serde import to_jsonable
 
 
 def color_enabled(stream: Any = None) -> bool:
@@ -20,6 +17,10 @@ def color_enabled(stream: Any = None) -> bool:
 
 def emit_json(data: Any) -> None:
     """Write a dataclass tree or plain data as pretty JSON on stdout."""
+    import json
+
+    from provisioner.serde import to_jsonable
+
     sys.stdout.write(json.dumps(to_jsonable(data), indent=2) + "\n")
 
 
