@@ -268,7 +268,7 @@ def _from_report(report: VerifyReport, facts: HostFacts | None, fixes: Fixes) ->
     explained = analyze_log("\n".join(texts), python=fixes.python)
     for failure in report.failures:
         found += _from_failure(failure, report, fixes)
-    if kinds & {"session-failed", "cpu-fallback", "import-failed", "crashed"}:
+    if kinds & {"session-failed", "cpu-fallback", "import-failed", "crashed"} and "no-driver" not in kinds:
         found += [f for f in explained if f.code != "gpu-provider-failed"]
         for failure in report.failures:
             if failure.kind == "session-failed" and failure.library and not any(f.blocking for f in found):
@@ -374,6 +374,8 @@ def _from_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list[
         ]
     if kind in ("library-missing", "library-not-on-path"):
         return _library_failure(failure, fixes)
+    if kind == "no-driver":
+        return [Finding("no-driver", "error", "no NVIDIA driver is loaded", evidence, fixes.for_code("no-driver"))]
     return _other_failure(failure, report, fixes)
 
 

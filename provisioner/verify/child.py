@@ -627,6 +627,18 @@ def compare_outputs(gpu_outputs: list, cpu_outputs: list, tf32_off: bool, np: An
     }
 
 
+def driver_problem() -> str | None:
+    """Why the NVIDIA driver's CUDA library cannot be loaded (None: it can). Loading it starts nothing."""
+    import ctypes
+
+    name = "nvcuda.dll" if sys.platform.startswith("win") else "libcuda.so.1"
+    try:
+        ctypes.CDLL(name)
+    except OSError as exc:
+        return f"{name} cannot be loaded ({exc})"
+    return None
+
+
 def gpu_provider_list(provider: str, device_id: int, tf32_off: bool) -> list:
     cuda_options = {"device_id": str(device_id)}
     if tf32_off:
@@ -698,11 +710,13 @@ def check_model(
     check["gpu"] = gpu["timing"]
     check["libraries_after"] = sorted({lib["library"] for lib in loaded_libraries()})
     if not check["gpu_first"]:
+        no_driver = driver_problem()
         result["failures"].append(
             {
-                "kind": "cpu-fallback",
+                "kind": "no-driver" if no_driver else "cpu-fallback",
                 "message": f"{label}: asked for {gpu_name} first but the session runs on "
-                f"{check['providers_session']}: ONNX Runtime fell back to the CPU",
+                f"{check['providers_session']}: ONNX Runtime fell back to the CPU"
+                + (f": no NVIDIA driver, {no_driver}" if no_driver else ""),
             }
         )
     stage(f"cpu:{label}")

@@ -21,6 +21,7 @@ BLOCKING_KINDS = frozenset(
         "cpu-package-only",
         "cpu-and-gpu-installed",
         "cpu-fallback",
+        "no-driver",
         "session-failed",
         "results-differ",
         "library-missing",

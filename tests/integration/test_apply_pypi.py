@@ -40,3 +40,13 @@ def test_fresh_venv_gets_the_real_gpu_build_and_its_libraries_resolve(tmp_path: 
     assert "already satisfied" in again.stderr
     assert again.returncode == 1
     assert "verify: FAILED" in again.stderr
+
+    # the session verify itself names the cause: no NVIDIA driver (not a generic CPU fallback) ...
+    verify = run_ortprov("verify", "--python", str(venv_python(venv)), "--json", env=env, timeout=600)
+    assert verify.returncode == 1
+    report = json.loads(verify.stdout)
+    assert "no-driver" in [failure["kind"] for failure in report["failures"]]
+    # ... and so does doctor, with the finding code users look up
+    doctor = run_ortprov("doctor", "--python", str(venv_python(venv)), "--json", env=env, timeout=600)
+    assert doctor.returncode == 1
+    assert "no-driver" in [finding["code"] for finding in json.loads(doctor.stdout)["findings"]]

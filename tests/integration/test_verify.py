@@ -48,7 +48,8 @@ def test_cpu_onnxruntime_fails_with_cpu_package_only():
     report = run_verify(DEV_PYTHON, timeout=60)
     assert not report.ok and report.status == "failed"
     assert report.failure_kinds[0] == "cpu-package-only"
-    assert "cpu-fallback" in report.failure_kinds
+    # the session fell back to the CPU; on a machine without an NVIDIA driver, that is the reason given
+    assert ("no-driver" if _no_driver_here() else "cpu-fallback") in report.failure_kinds
     assert report.ort is not None and report.ort.device == "CPU"
     assert report.ort.build_package_name == "onnxruntime"
     check = report.main_check
@@ -118,11 +119,32 @@ def test_fake_gpu_that_works_passes(fake_python: str):
     assert report.preload is not None and report.preload.available and not report.preload.called
 
 
-def test_silent_cpu_fallback_fails(fake_python: str):
-    report = run_verify(fake_python, env={"FAKE_ORT_MODE": "fallback"}, timeout=60)
+@pytest.fixture(scope="module")
+def driver_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A stand-in for the NVIDIA driver's libcuda.so.1 on LD_LIBRARY_PATH: the child only dlopen()s it."""
+    if shutil.which("gcc") is None:
+        pytest.skip("needs gcc")
+    folder = tmp_path_factory.mktemp("driver")
+    build_so(folder, "libcuda.so.1")
+    return {"LD_LIBRARY_PATH": str(folder)}
+
+
+def test_silent_cpu_fallback_fails(fake_python: str, driver_env: dict[str, str]):
+    report = run_verify(fake_python, env={"FAKE_ORT_MODE": "fallback", **driver_env}, timeout=60)
     assert not report.ok
     assert report.failure_kinds == ("cpu-fallback",)
     assert report.main_check is not None and report.main_check.providers_session == ("CPUExecutionProvider",)
+
+
+def test_cpu_fallback_without_a_driver_says_no_driver(fake_python: str, tmp_path: Path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {"FAKE_ORT_MODE": "fallback", "LD_LIBRARY_PATH": str(empty)}
+    report = run_verify(fake_python, env=env, timeout=60)
+    if not _no_driver_here():
+        pytest.skip("this machine has an NVIDIA driver")
+    assert not report.ok and report.failure_kinds == ("no-driver",)
+    assert "libcuda.so.1 cannot be loaded" in report.failures[0].message
 
 
 def test_cli_verify_exit_0_on_a_working_gpu(fake_python: str):
@@ -131,13 +153,15 @@ def test_cli_verify_exit_0_on_a_working_gpu(fake_python: str):
     assert result.stdout.startswith("PASS: CUDAExecutionProvider ran the checks")
 
 
-def test_preload_auto_retries_and_marks_the_report(fake_python: str):
-    report = run_verify(fake_python, env={"FAKE_ORT_MODE": "needs-preload"}, timeout=60)
+def test_preload_auto_retries_and_marks_the_report(fake_python: str, driver_env: dict[str, str]):
+    report = run_verify(fake_python, env={"FAKE_ORT_MODE": "needs-preload", **driver_env}, timeout=60)
     assert report.ok and report.preload_required
     assert report.preload is not None and report.preload.requested and report.preload.called
     assert len(report.attempts) == 2 and "without" in report.attempts[0] and "failed" in report.attempts[0]
     assert any("libcudnn.so.9" in m for m in report.ort_messages)
-    never = run_verify(fake_python, env={"FAKE_ORT_MODE": "needs-preload"}, timeout=60, preload="never")
+    never = run_verify(
+        fake_python, env={"FAKE_ORT_MODE": "needs-preload", **driver_env}, timeout=60, preload="never"
+    )
     assert not never.ok and "cpu-fallback" in never.failure_kinds and not never.attempts
 
 
@@ -426,7 +450,8 @@ def test_user_model_with_dynamic_dims_on_the_real_cpu_onnxruntime(tmp_path: Path
     assert [tuple(s.shape) for s in report.inputs["model"]] == [(3, 5, 8), (8, 4)]
     check = report.checks[0]
     assert check.comparison is not None and check.comparison.agrees
-    assert "cpu-fallback" in report.failure_kinds  # the CPU package: the session did not run on the GPU
+    # the CPU package: the session did not run on the GPU (and says why when there is no driver)
+    assert ("no-driver" if _no_driver_here() else "cpu-fallback") in report.failure_kinds
     result = cli("verify", "--python", DEV_PYTHON, "--model", str(path), "--dim", "batch=3", "--dim", "seq=5")
     assert result.returncode == 1 and "model" in result.stdout
 
@@ -467,3 +492,14 @@ def test_a_gpu_slower_than_the_cpu_passes_with_a_warning(fake_python: str):
     findings = diagnose(None, report)
     assert [f.code for f in findings if f.code == "gpu-slower-than-cpu"] == ["gpu-slower-than-cpu"]
     assert is_healthy(findings)
+
+
+def _no_driver_here() -> bool:
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return True
+    return False
+
