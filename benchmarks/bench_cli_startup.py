@@ -13,15 +13,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import resource
 import statistics
-import subprocess
 import sys
-import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from proc_timing import REPO, slowest_imports, time_once
+
 TARGETS = {"ortprov --help": 0.15, "ortprov detect --json": 0.30}
 
 
@@ -34,35 +30,6 @@ def commands(python: str) -> dict[str, list[str]]:
         "ortprov --help": [python, "-m", "provisioner", "--help"],
         "ortprov detect --json": [python, "-m", "provisioner", "detect", "--json"],
     }
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def time_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall-clock seconds, CPU seconds incl. its own children) of one run; fails loudly on failure."""
-    cpu_before = _children_cpu()
-    started = time.perf_counter()
-    completed = subprocess.run(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    elapsed = time.perf_counter() - started
-    if completed.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed: {completed.stderr.decode(errors='replace')[-500:]}")
-    return elapsed, _children_cpu() - cpu_before
-
-
-def slowest_imports(argv: list[str], env: dict[str, str], count: int = 10) -> list[tuple[int, str]]:
-    """(cumulative microseconds, module) of the slowest top-level imports."""
-    completed = subprocess.run(
-        [argv[0], "-X", "importtime", *argv[1:]], cwd=REPO, env=env, capture_output=True, text=True
-    )
-    rows = []
-    for line in completed.stderr.splitlines():
-        match = re.match(r"import time:\s+\d+ \|\s+(\d+) \| (\S.*)$", line)
-        if match and not match.group(2).startswith(" "):
-            rows.append((int(match.group(1)), match.group(2)))
-    return sorted(rows, reverse=True)[:count]
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ from provisioner.matrix import load_matrix
 from provisioner.plan import Plan, Request, Step
 from provisioner.planner import make_plan
 from provisioner.recipes import render
+from tests.support.elf import build_so
 from tests.support.index_server import IndexServer
 from tests.support.recipe_plans import cuda12_plan, matrix
 from tests.support.wheels import WheelSpec, build_wheels
@@ -226,30 +227,9 @@ def debian_base_image(tmp_path_factory: pytest.TempPathFactory) -> str:
     return BASE_IMAGE
 
 
-STUB_C = "int ortprov_stub_{name}(void) {{ return 0; }}\n"
-
-
 def compile_library(folder: Path, soname: str, needs: tuple[str, ...] = (), rpath_origin: bool = False) -> Path:
     """A real ELF shared object with that soname and those DT_NEEDED entries (found in `folder`)."""
-    source = folder / f"{soname}.c"
-    source.write_text(STUB_C.format(name=re.sub(r"\W", "_", soname)))
-    out = folder / soname
-    argv = [
-        "gcc",
-        "-shared",
-        "-fPIC",
-        "-o",
-        str(out),
-        str(source),
-        f"-Wl,-soname,{soname}",
-        "-Wl,--no-as-needed",
-        f"-L{folder}",
-        *(f"-l:{lib}" for lib in needs),
-    ]
-    if rpath_origin:
-        argv.append("-Wl,-rpath,$ORIGIN")
-    subprocess.run(argv, check=True, capture_output=True, timeout=120)
-    return out
+    return build_so(folder, soname, list(needs), [folder], "$ORIGIN" if rpath_origin else None)
 
 
 def stub_wheelhouse(folder: Path, cudnn_soname: str) -> Path:

@@ -16,6 +16,7 @@ import pytest
 from provisioner.errors import BadInput
 from provisioner.verify import VerifyReport, run_verify
 from provisioner.verify.child import classify_source, library_family, read_elf_dynamic
+from tests.support.elf import build_so
 from tests.support.fake_ort import make_fake_venv, site_packages
 
 REPO = Path(__file__).resolve().parents[2]
@@ -203,35 +204,6 @@ def test_cpu_and_gpu_packages_together_fail(tmp_path: Path):
 # --- --static: ELF libraries built with gcc -----------------------------------------------------------------
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
-
-
-def build_so(
-    directory: Path,
-    soname: str,
-    needed: list[str] = (),
-    lib_dirs: list[Path] = (),  # type: ignore[assignment]
-    runpath: str | None = None,
-) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    source = directory / f"{soname}.c"
-    source.write_text(f"int f_{abs(hash(soname))}(void) {{ return 1; }}\n")
-    out = directory / soname
-    argv = [
-        "gcc",
-        "-shared",
-        "-fPIC",
-        "-o",
-        str(out),
-        str(source),
-        f"-Wl,-soname,{soname}",
-        "-Wl,--no-as-needed",
-    ]
-    argv += [f"-L{d}" for d in lib_dirs] + [f"-l:{n}" for n in needed]
-    if runpath:
-        argv += [f"-Wl,-rpath,{runpath}", "-Wl,--enable-new-dtags"]
-    subprocess.run(argv, check=True, capture_output=True)
-    source.unlink()
-    return out
 
 
 @needs_gcc
