@@ -31,6 +31,7 @@ from provisioner.plan import LibraryPin, Plan, Rejection, Request, Step
 from provisioner.versions import at_least, major_minor, ort_matcher, vtuple
 
 PYPI_SIMPLE = "https://pypi.org/simple"
+REUSED_PIN_REASON = "already installed; pinned to that version so it is not downloaded or replaced"
 
 # Libraries whose soname major is the CUDA major (cufft/curand/cusparse have their own numbering).
 _CUDA_MAJOR_LIBRARIES = ("cudart", "cublas", "cublasLt", "nvrtc")
@@ -131,8 +132,14 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     steps = _steps(build, uninstall, library_requirements, tensorrt, extras=request.cuda_libraries != "system")
 
     reasons = [_choice_reason(build, hosts, matrix, request), *chosen.reasons]
-    reasons += _reuse_reasons(chosen, existing)
+    reasons += _reuse_reasons(chosen, existing, pins)
     notes = [*chosen.notes, *library_notes, *_missed_reuse_notes(chosen, runnable, existing, request)]
+    if not build.confirmed:
+        source = build.sources[0] if build.sources else "no source recorded"
+        notes.append(
+            f"{short_label(build)} is known from documentation only ({source}): its CUDA and cuDNN versions "
+            f"were not read from the wheel; `ortprov verify` after installing proves them"
+        )
     if tensorrt:
         reasons.append(
             f"--tensorrt: TensorRT {tensorrt.version} for CUDA {tensorrt.cuda_major}, the version the "
@@ -492,7 +499,8 @@ def _preference(verdict: _Verdict, request: Request) -> tuple:
     )
 
 
-def _reuse_reasons(chosen: _Verdict, existing: _Existing) -> list[str]:
+def _reuse_reasons(chosen: _Verdict, existing: _Existing, pins: list[LibraryPin]) -> list[str]:
+    """Why the build matching the libraries already present won; "not installed twice" only when it is true."""
     if not chosen.score:
         return []
     build = chosen.build
@@ -505,7 +513,12 @@ def _reuse_reasons(chosen: _Verdict, existing: _Existing) -> list[str]:
     if chosen.score > 1 and cudnn:
         where = existing.cudnn.get((build.cuda_major, cudnn)) or existing.cudnn.get((None, cudnn)) or []
         text += f", and cuDNN {cudnn} ({', '.join(where[:2])})"
-    return [text + ", so they are not installed twice"]
+    reused = [f"{pin.package} {pin.version}" for pin in pins if pin.reason == REUSED_PIN_REASON]
+    if len(reused) == len(pins):
+        return [text + ", so they are not installed twice"]
+    if reused:
+        return [text + f"; the plan reuses {', '.join(reused)} and installs the other NVIDIA wheels it pins"]
+    return [text + "; they are not reused as they are: the plan installs the NVIDIA wheels it pins"]
 
 
 def _missed_reuse_notes(chosen: _Verdict, runnable: list[_Verdict], existing: _Existing, request: Request) -> list[str]:
@@ -739,7 +752,7 @@ def _reused_pin(
     per_release = known is not None and len(vtuple(known.cuda_version)) > 1
     if per_release and known and vtuple(known.cuda_version)[:2] < vtuple(build.cuda_version)[:2]:
         return None  # a CUDA 12.4 library under a CUDA 12.8 build
-    return LibraryPin(package, version, "already installed; pinned to that version so it is not downloaded or replaced")
+    return LibraryPin(package, version, REUSED_PIN_REASON)
 
 
 def _choose_wheel(

@@ -259,7 +259,12 @@ def test_torch_cuda12_prefers_the_cuda12_build_and_reuses_its_wheels() -> None:
     assert p.index_url == CUDA12_FEED
     assert "nvidia-cudnn-cu12==9.1.0.70" in p.install  # torch's, not 9.8.0.87
     assert "nvidia-cuda-runtime-cu12==12.4.127" not in p.install  # 12.4 < the 12.8 the build needs
-    assert any("not installed twice" in r and "torch 2.5.1+cu124" in r for r in p.reasons)
+    # torch's cuDNN is reused; its CUDA runtime (12.4) is too old for the 12.8 build, so that one is installed
+    assert any(
+        "torch 2.5.1+cu124" in r and "the plan reuses nvidia-cudnn-cu12 9.1.0.70 and installs the other" in r
+        for r in p.reasons
+    )
+    assert not any("not installed twice" in r for r in p.reasons)
     cudnn = next(pin for pin in p.pins if pin.package == "nvidia-cudnn-cu12")
     assert "already installed" in cudnn.reason
     assert "reuses CUDA libraries already present" in reasons_of(p.rejected)
@@ -635,3 +640,14 @@ def test_wheel_rows_without_platforms_count_as_any_platform() -> None:
     assert not linux_only.available_on("windows-amd64")
     assert linux_only.available_on("linux-x86_64") and linux_only.available_on("linux-x86_64", "2.27")
     assert not linux_only.available_on("linux-x86_64", "2.17")
+
+
+def test_a_build_known_from_documentation_only_says_so() -> None:
+    p = plan(host())
+    build = next(b for b in MATRIX.builds if b.ort_version == p.ort_version and b.cuda_version == p.cuda_version)
+    assert not build.confirmed  # the fixture builds are illustrative: none is confirmed
+    assert any("known from documentation only" in note for note in p.notes)
+    confirmed = replace(MATRIX, builds=tuple(replace(b, confirmed=True) for b in MATRIX.builds))
+    p = make_plan([host()], confirmed, Request())
+    assert not any("known from documentation only" in note for note in p.notes)
+
