@@ -581,6 +581,17 @@ def _needed_packages(build: OrtBuild, major: CudaMajor | None) -> list[tuple[str
     return [(names[k], "") for k in keys]
 
 
+def _with_transitive_libraries(needed: list[tuple[str, str]], major: CudaMajor | None) -> list[tuple[str, str]]:
+    """Add nvJitLink when the CUDA major has a wheel for it: the cuBLAS/cuFFT/cuSPARSE wheels depend on it, and
+    left unpinned pip takes the newest CUDA minor, which the host's driver may not support."""
+    names = (major.pip_packages or {}) if major else {}
+    jitlink = names.get("nvjitlink")
+    pulls_it = any(package in (names.get("cublas"), names.get("cufft")) for package, _ in needed)
+    if jitlink and pulls_it and all(package != jitlink for package, _ in needed):
+        return [*needed, (jitlink, "")]
+    return needed
+
+
 def _satisfies(version: str, spec: str) -> bool:
     if not spec:
         return True
@@ -604,7 +615,7 @@ def _library_pins(
     replaced: list[str] = []
     cudnn_version = build.cudnn_version
     targets = _wheel_targets(hosts)
-    for package, spec in _needed_packages(build, major):
+    for package, spec in _with_transitive_libraries(_needed_packages(build, major), major):
         recorded = _recorded_wheels(matrix, build, package, spec)
         wheels = [w for w in recorded if _available_everywhere(w, targets)]
         missing = {w.version for w in recorded} - {w.version for w in wheels}

@@ -83,3 +83,12 @@ def test_saved_hosts_plan_or_explain_every_candidate(shipped: Matrix, path: Path
         assert facts.python.minor in build.python
     if any(d.name == "onnxruntime" for d in facts.onnxruntime):
         assert plan.steps[0].kind == "uninstall" and "onnxruntime" in plan.steps[0].packages
+
+
+def test_nvjitlink_is_pinned_within_what_the_driver_supports(shipped: Matrix) -> None:
+    """cuBLAS/cuFFT wheels pull nvJitLink; unpinned, pip would take the newest CUDA minor (13.5 in late 2026)."""
+    plan = make_plan([host(driver="580.159.04", cc="9.0", python="3.12")], shipped, Request())
+    jitlink = [pin for pin in plan.pins if pin.package.startswith("nvidia-nvjitlink")]
+    assert len(jitlink) == 1
+    cuda = _pin_cuda(shipped, jitlink[0].package, jitlink[0].version)
+    assert cuda is not None and vtuple(cuda)[:2] <= (13, 0)
