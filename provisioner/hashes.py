@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from provisioner.derive import PYPI_SIMPLE
 from provisioner.errors import BadInput, OrtprovError
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from provisioner.plan import Plan
     from provisioner.recipes import PinnedRequirement
 
-PYPI_SIMPLE = "https://pypi.org/simple"
 DEFAULT_GLIBC = "2.28"  # assumed when a target host file does not say (the manylinux floor of recent wheels)
 FAST_DEPS = "--use-feature=fast-deps"
 _HEX64 = re.compile(r"[0-9a-f]{64}")

@@ -30,7 +30,6 @@ from provisioner.matrix import CudaMajor, CudaRelease, LibraryWheel, Matrix, Ort
 from provisioner.plan import LibraryPin, Plan, Rejection, Request, Step
 from provisioner.versions import at_least, major_minor, ort_matcher, vtuple
 
-PYPI_SIMPLE = "https://pypi.org/simple"
 REUSED_PIN_REASON = "already installed; pinned to that version so it is not downloaded or replaced"
 
 # Libraries whose soname major is the CUDA major (cufft/curand/cusparse have their own numbering).
@@ -1027,4 +1026,4 @@ def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-__all__ = ["make_plan", "driver_cuda_version", "short_label", "host_name", "PYPI_SIMPLE"]
+__all__ = ["make_plan", "driver_cuda_version", "short_label", "host_name"]

@@ -67,48 +67,12 @@ def test_hashed_requirements_from_a_loopback_index_install_with_require_hashes(t
         requirements = tmp_path / "requirements.txt"
         requirements.write_text(text)
         python, platforms = target_of(plan)
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--require-hashes",
-                "--isolated",
-                "--no-cache-dir",
-                "-d",
-                str(tmp_path / "dl"),
-                *pip_target_args(python, platforms),
-                "-r",
-                str(requirements),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = pip_download_with_hashes(requirements, tmp_path / "dl", pip_target_args(python, platforms))
         assert done.returncode == 0, done.stderr[-2000:]
         assert sorted(p.name for p in (tmp_path / "dl").iterdir()) == sorted(w.name for w in (wheels[0], *wheels[3:]))
         # A tampered digest is refused by pip: the hashes are what pip checks.
         requirements.write_text(requirements.read_text().replace(sha(linux_wheel), "0" * 64))
-        refused = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--require-hashes",
-                "--isolated",
-                "--no-cache-dir",
-                "-d",
-                str(tmp_path / "dl2"),
-                *pip_target_args(python, platforms),
-                "-r",
-                str(requirements),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        refused = pip_download_with_hashes(requirements, tmp_path / "dl2", pip_target_args(python, platforms))
         assert refused.returncode != 0 and "HASHES" in refused.stderr.upper()
         assert win_wheel.exists()
 
@@ -140,3 +104,15 @@ def test_an_unreachable_index_is_one_clear_error(tmp_path: Path) -> None:
     assert "without --hashes" in (caught.value.hint or "")
     with pytest.raises(OrtprovError, match="pip could not resolve"):
         pinned_digests(loopback_plan("http://127.0.0.1:9/simple/"))
+
+
+def pip_download_with_hashes(requirements: Path, dest: Path, target_args: list[str]) -> subprocess.CompletedProcess:
+    """`pip download --require-hashes` of a requirements file for the plan's target, isolated and uncached."""
+    argv = [sys.executable, "-m", "pip", "download", "--require-hashes", "--isolated", "--no-cache-dir"]
+    return subprocess.run(
+        [*argv, "-d", str(dest), *target_args, "-r", str(requirements)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
