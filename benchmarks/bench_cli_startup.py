@@ -34,9 +34,7 @@ def commands(python: str) -> dict[str, list[str]]:
 
 def main() -> None:
     """Run the benchmark and print the table."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs ortprov")
     parser.add_argument("--importtime", action="store_true", help="also list the slowest imports")

@@ -76,10 +76,7 @@ def main() -> int:
     print(_line("edited data, first load (YAML + validation)", [r["load"] * 1000 for r in edited]))
     print(_line("edited data, next process (cached JSON)", [r["load"] * 1000 for r in again]))
     print(_line("import provisioner.matrix", [r["module_import"] * 1000 for r in later]))
-    print(
-        "memoized second call in one process: median "
-        f"{statistics.median(r['memo'] * 1e6 for r in later):.0f} us"
-    )
+    print(f"memoized second call in one process: median {statistics.median(r['memo'] * 1e6 for r in later):.0f} us")
     return 0
 
 

@@ -68,9 +68,7 @@ def phases(python: str, env: dict[str, str], runs: int) -> dict[str, float]:
     """Median seconds of each phase of the command's own work, each in a fresh process."""
     samples: dict[str, list[float]] = {}
     for _ in range(runs):
-        out = subprocess.run(
-            [python, "-c", PHASES], cwd=REPO, env=env, capture_output=True, text=True, check=True
-        )
+        out = subprocess.run([python, "-c", PHASES], cwd=REPO, env=env, capture_output=True, text=True, check=True)
         for key, value in json.loads(out.stdout).items():
             samples.setdefault(key, []).append(value)
     return {key: statistics.median(values) for key, values in samples.items()}
@@ -78,9 +76,7 @@ def phases(python: str, env: dict[str, str], runs: int) -> dict[str, float]:
 
 def main() -> None:
     """Run the benchmark and print Markdown."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs ortprov")
     args = parser.parse_args()
@@ -93,17 +89,14 @@ def main() -> None:
         for label, argv in commands(args.python).items():  # interleaved: load changes hit all rows alike
             table[label].append(time_once(argv, env))
     print(
-        f"{args.runs} runs each, interleaved; load average {os.getloadavg()[0]:.2f} at the end; "
-        f"{os.cpu_count()} CPUs\n"
+        f"{args.runs} runs each, interleaved; load average {os.getloadavg()[0]:.2f} at the end; {os.cpu_count()} CPUs\n"
     )
     print("| process | median wall s | min wall s | median CPU s |")
     print("|---|---|---|---|")
     for label, rows in table.items():
         walls = [wall for wall, _ in rows]
         cpus = [cpu for _, cpu in rows]
-        print(
-            f"| {label} | {statistics.median(walls):.3f} | {min(walls):.3f} | {statistics.median(cpus):.3f} |"
-        )
+        print(f"| {label} | {statistics.median(walls):.3f} | {min(walls):.3f} | {statistics.median(cpus):.3f} |")
     best = min(wall for wall, _ in table["ortprov plan --json (flags)"])
     verdict = "met" if best < TARGET else "NOT met"
     print(f"\nTarget < {TARGET} s: {verdict} (best run {best:.3f} s).\n")

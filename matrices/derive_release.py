@@ -82,14 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "versions", nargs="*", help="releases to derive (default with --all: every PyPI release in the YAML)"
     )
-    parser.add_argument(
-        "--all", action="store_true", help="every PyPI release in the YAML (and new ones on the index)"
-    )
+    parser.add_argument("--all", action="store_true", help="every PyPI release in the YAML (and new ones on the index)")
     parser.add_argument("--index-url", default=PYPI_SIMPLE)
     parser.add_argument("--emit", action="store_true", help="print the derived entries as YAML")
-    parser.add_argument(
-        "--write", action="store_true", help="replace the PyPI builds in onnxruntime-gpu.yaml"
-    )
+    parser.add_argument("--write", action="store_true", help="replace the PyPI builds in onnxruntime-gpu.yaml")
     parser.add_argument("--jobs", type=int, default=4)
     args = parser.parse_args(argv)
 
@@ -174,11 +170,7 @@ def _neighbour(builds: dict[str, OrtBuild], version: str) -> OrtBuild | None:
 def _plain(build: OrtBuild) -> dict:
     data = to_jsonable(build)
     defaults = {f.name: f.default for f in fields(OrtBuild)}
-    return {
-        k: v
-        for k, v in data.items()
-        if k not in defaults or to_jsonable(defaults[k]) != v or k in ("confirmed",)
-    }
+    return {k: v for k, v in data.items() if k not in defaults or to_jsonable(defaults[k]) != v or k in ("confirmed",)}
 
 
 def write_builds(existing: list[OrtBuild], derived: dict[str, OrtBuild]) -> None:
@@ -188,9 +180,7 @@ def write_builds(existing: list[OrtBuild], derived: dict[str, OrtBuild]) -> None
     data = load_yaml("onnxruntime-gpu.yaml")
     kept = [b for b in existing if b.index_url is not None or b.ort_version not in derived]
     merged = kept + list(derived.values())
-    merged.sort(
-        key=lambda b: (tuple(int(x) for x in b.ort_version.split(".")), b.index_url is None), reverse=True
-    )
+    merged.sort(key=lambda b: (tuple(int(x) for x in b.ort_version.split(".")), b.index_url is None), reverse=True)
     header = (HERE / "onnxruntime-gpu.yaml").read_text(encoding="utf-8").split("schema_version:")[0]
     data["builds"] = [_plain(b) for b in merged]
     text = header + yaml.safe_dump(

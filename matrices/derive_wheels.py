@@ -118,9 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         entries = central_directory(toolkit_wheel)
         metadata = next(n for n in entries if n.endswith(".dist-info/METADATA"))
         for line in read_member(toolkit_wheel, entries[metadata]).decode().splitlines():
-            found = re.match(
-                r"Requires-Dist:\s*([A-Za-z0-9_.-]+)\s*==\s*([0-9][0-9.]*?)(\.\*)?\s*(;|$)", line
-            )
+            found = re.match(r"Requires-Dist:\s*([A-Za-z0-9_.-]+)\s*==\s*([0-9][0-9.]*?)(\.\*)?\s*(;|$)", line)
             if found:
                 pinned.setdefault((found.group(1).lower(), found.group(2)), minor)
 

@@ -224,15 +224,12 @@ def build_from_facts(
             )
         elif fallback and cudart_major:
             return None, [
-                f"{version}: wheel links libcudart.so.{cudart_major} "
-                f"but the record says CUDA {fallback.cuda_version}"
+                f"{version}: wheel links libcudart.so.{cudart_major} but the record says CUDA {fallback.cuda_version}"
             ]
         else:
             return None, [f"{version}: the wheels do not say which CUDA version they were built for"]
     elif cudart_major and cuda_version.split(".")[0] != cudart_major:
-        notes.append(
-            f"build info says CUDA {cuda_version} but the provider links libcudart.so.{cudart_major}"
-        )
+        notes.append(f"build info says CUDA {cuda_version} but the provider links libcudart.so.{cudart_major}")
     extras = any_facts.extras
     cudnn = (
         any_facts.cudnn_version
@@ -245,11 +242,7 @@ def build_from_facts(
     trt_major = linux.tensorrt_major if linux else None
     tensorrt = None
     if trt_major is not None:
-        if (
-            fallback
-            and fallback.tensorrt_version
-            and fallback.tensorrt_version.split(".")[0] == str(trt_major)
-        ):
+        if fallback and fallback.tensorrt_version and fallback.tensorrt_version.split(".")[0] == str(trt_major):
             tensorrt = fallback.tensorrt_version
         else:
             tensorrt = str(trt_major)
@@ -262,19 +255,13 @@ def build_from_facts(
             platforms[name.platform] = name.glibc_min
         else:
             platforms.setdefault(name.platform, name.glibc_min)
-    pythons = sorted(
-        {name.python for name, _ in wheels}, key=lambda p: (_key(p.rstrip("t")), p.endswith("t"))
-    )
+    pythons = sorted({name.python for name, _ in wheels}, key=lambda p: (_key(p.rstrip("t")), p.endswith("t")))
     cuda_major_number = int(cuda_version.split(".")[0])
     reqs_from = linked or (trt_linked if linux and linux.cuda_provider_libraries is None else {})
-    requirements, lazy, broken, extra_notes = _requirements(
-        extras, reqs_from, cuda_major_number, cudnn, majors
-    )
+    requirements, lazy, broken, extra_notes = _requirements(extras, reqs_from, cuda_major_number, cudnn, majors)
     notes += extra_notes
     if broken:
-        notes.append(
-            f"do not use the extra(s) {', '.join(broken)}: `requirements` lists the working packages"
-        )
+        notes.append(f"do not use the extra(s) {', '.join(broken)}: `requirements` lists the working packages")
     if linux and linux.cuda_provider_libraries is None and fallback and fallback.requirements:
         requirements, lazy = fallback.requirements, fallback.libraries_lazy
     linked_libs = (
@@ -359,8 +346,7 @@ def _requirements(
                     if extra not in broken:
                         broken.append(extra)
                     notes.append(
-                        f"extra '{extra}' names {name}, "
-                        f"but CUDA {cuda_major_number}'s {library} package is {right}"
+                        f"extra '{extra}' names {name}, but CUDA {cuda_major_number}'s {library} package is {right}"
                     )
                     continue
             by_library[library or name] = requirement
@@ -392,7 +378,5 @@ def read_release(
     facts = {}
     for platform, (_, item) in representative_wheels(wheels).items():
         source = open_source(item.url)
-        facts[platform] = read_wheel_facts(
-            source, read_libraries=read_libraries and platform.startswith("linux")
-        )
+        facts[platform] = read_wheel_facts(source, read_libraries=read_libraries and platform.startswith("linux"))
     return facts

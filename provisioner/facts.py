@@ -80,7 +80,7 @@ class PythonInfo:
 
     @property
     def minor(self) -> str:
-        """"3.12" (with a trailing "t" for a free-threaded build)."""
+        """ "3.12" (with a trailing "t" for a free-threaded build)."""
         major_minor = ".".join(self.version.split(".")[:2])
         return major_minor + ("t" if self.free_threaded else "")
 

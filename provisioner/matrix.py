@@ -52,7 +52,7 @@ class OrtBuild:
 
     @property
     def label(self) -> str:
-        """"onnxruntime-gpu 1.31.1 (CUDA 13.0)"."""
+        """ "onnxruntime-gpu 1.31.1 (CUDA 13.0)"."""
         return f"{self.package} {self.ort_version} (CUDA {self.cuda_version})"
 
 
@@ -175,9 +175,7 @@ def load_matrix(directory: Path | str | None = None, use_cache: bool = True) -> 
     if all((cached / name).is_file() for name in _file_names()):
         cached_date, shipped_date = _peek_date(cached), _peek_date(shipped)
         if cached_date is not None and shipped_date is not None and cached_date < shipped_date:
-            notices.append(
-                f"ignored the cached matrix in {cached}: it is older ({cached_date}) than the shipped data"
-            )
+            notices.append(f"ignored the cached matrix in {cached}: it is older ({cached_date}) than the shipped data")
         else:
             try:
                 matrix = _load_dir(cached, origin=str(cached))
@@ -274,8 +272,7 @@ def _data_error(problems: list[Any], origin: str) -> DataError:
     shown = "\n  ".join(str(p) for p in problems[:20])
     more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
     error = DataError(
-        f"{where} failed validation ({len(problems)} problem{'s' if len(problems) != 1 else ''}):"
-        f"\n  {shown}{more}",
+        f"{where} failed validation ({len(problems)} problem{'s' if len(problems) != 1 else ''}):\n  {shown}{more}",
         hint="run `ortprov matrix check` for the list; `ortprov matrix update` refreshes a cached copy",
     )
     error.problems = list(problems)  # type: ignore[attr-defined]
@@ -427,9 +424,7 @@ def ort_spec_matches(spec: str, version: str) -> bool:
     return SpecifierSet(spec).contains(version, prereleases=True)
 
 
-def builds_for(
-    matrix: Matrix, ort_spec: str | None = None, cuda: int | str | None = None
-) -> tuple[OrtBuild, ...]:
+def builds_for(matrix: Matrix, ort_spec: str | None = None, cuda: int | str | None = None) -> tuple[OrtBuild, ...]:
     """Builds matching an ORT version spec and a CUDA major (12) or minor ("12.4"), newest first."""
     chosen = []
     for build in matrix.builds:
@@ -442,9 +437,7 @@ def builds_for(
             if "." not in wanted and build.cuda_major != int(wanted):
                 continue
         chosen.append(build)
-    chosen.sort(
-        key=lambda b: (_version_key(b.ort_version), b.index_url is None, b.cuda_version), reverse=True
-    )
+    chosen.sort(key=lambda b: (_version_key(b.ort_version), b.index_url is None, b.cuda_version), reverse=True)
     return tuple(chosen)
 
 

@@ -68,9 +68,7 @@ def check_header(file: str, data: Any, problems: list[Problem]) -> str | None:
         return None
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
-        problems.append(
-            Problem(file, "schema_version", f"is {version!r}, this ortprov reads {SCHEMA_VERSION}")
-        )
+        problems.append(Problem(file, "schema_version", f"is {version!r}, this ortprov reads {SCHEMA_VERSION}"))
     date = data.get("date")
     if not isinstance(date, str) or not _DATE.match(date):
         problems.append(Problem(file, "date", f"{date!r} is not a date like '2026-11-22' (quote it in YAML)"))
@@ -82,9 +80,7 @@ def convert_entries(file: str, key: str, cls: type[T], data: Any, problems: list
     """Turn the list under `key` into records; malformed entries become problems."""
     raw = data.get(key) if isinstance(data, dict) else None
     if not isinstance(raw, list):
-        problems.append(
-            Problem(file, key, f"expected a list of {cls.__name__} entries, got {type(raw).__name__}")
-        )
+        problems.append(Problem(file, key, f"expected a list of {cls.__name__} entries, got {type(raw).__name__}"))
         return []
     records: list[T] = []
     for index, item in enumerate(raw):
@@ -153,16 +149,12 @@ def _check_cuda(matrix: Matrix, file: str) -> list[Problem]:
             ("min_driver_windows", rel.min_driver_windows),
         ):
             if value is not None and not _DRIVER.match(value):
-                problems.append(
-                    Problem(file, entry, f"{field} {value!r} is not a driver version like '550.54.14'")
-                )
+                problems.append(Problem(file, entry, f"{field} {value!r} is not a driver version like '550.54.14'"))
         for cc in rel.compute_capabilities:
             if not _CUDA_MINOR.match(cc):
                 problems.append(Problem(file, entry, f"compute capability {cc!r} is not like '8.6'"))
         if int(rel.version.split(".")[0]) not in majors:
-            problems.append(
-                Problem(file, entry, f"CUDA major {rel.version.split('.')[0]} has no entry under majors")
-            )
+            problems.append(Problem(file, entry, f"CUDA major {rel.version.split('.')[0]} has no entry under majors"))
     for i, major in enumerate(matrix.cuda_majors):
         entry = f"majors[{i}] ({major.major})"
         problems += _sources(file, entry, major.sources)
@@ -206,28 +198,20 @@ def _check_builds(matrix: Matrix, file: str) -> list[Problem]:
             major = majors.get(build.cuda_major)
             if build.cudnn_version is not None and not _MAJOR.match(build.cudnn_version):
                 reasons.append(f"cudnn_version {build.cudnn_version!r} is not a cuDNN major like '9'")
-            elif (
-                major
-                and build.cudnn_version
-                and major.cudnn_majors
-                and build.cudnn_version not in major.cudnn_majors
-            ):
+            elif major and build.cudnn_version and major.cudnn_majors and build.cudnn_version not in major.cudnn_majors:
                 reasons.append(
                     f"cuDNN {build.cudnn_version} does not exist for CUDA {build.cuda_major} "
                     f"(cuda.yaml lists {', '.join(major.cudnn_majors)})"
                 )
             if build.tensorrt_version and (build.tensorrt_version, build.cuda_major) not in trt:
                 reasons.append(
-                    f"tensorrt_version {build.tensorrt_version} for CUDA {build.cuda_major} "
-                    "is not in tensorrt.yaml"
+                    f"tensorrt_version {build.tensorrt_version} for CUDA {build.cuda_major} is not in tensorrt.yaml"
                 )
         if build.tensorrt_version is not None and not _DOTTED.match(build.tensorrt_version):
             reasons.append(f"tensorrt_version {build.tensorrt_version!r} is not a version")
         if not build.python:
             reasons.append("lists no Python versions")
-        reasons += [
-            f"python {p!r} is not like '3.12' or '3.13t'" for p in build.python if not _PYTHON.match(p)
-        ]
+        reasons += [f"python {p!r} is not like '3.12' or '3.13t'" for p in build.python if not _PYTHON.match(p)]
         if not build.platforms:
             reasons.append("lists no platforms")
         for plat in build.platforms:
@@ -244,13 +228,9 @@ def _check_builds(matrix: Matrix, file: str) -> list[Problem]:
         if build.index_url is not None and not _URL.match(build.index_url):
             reasons.append(f"index_url {build.index_url!r} is not an http(s) URL")
         reasons += [
-            f"requirement {r!r} is not a pip requirement"
-            for r in build.requirements
-            if not _REQUIREMENT.match(r)
+            f"requirement {r!r} is not a pip requirement" for r in build.requirements if not _REQUIREMENT.match(r)
         ]
-        reasons += [
-            f"cuda_arch {a!r} is not like '8.6'" for a in build.cuda_archs or () if not _CUDA_MINOR.match(a)
-        ]
+        reasons += [f"cuda_arch {a!r} is not like '8.6'" for a in build.cuda_archs or () if not _CUDA_MINOR.match(a)]
         if not build.confirmed and not build.notes:
             reasons.append("is not confirmed from the wheel and has no notes saying why")
         problems += [Problem(file, entry, reason) for reason in reasons]
@@ -270,9 +250,7 @@ def _check_wheels(matrix: Matrix, file: str) -> list[Problem]:
         if _MAJOR.match(wheel.cuda_version):
             major_number = int(wheel.cuda_version)
             if wheel.library != "cudnn":
-                problems.append(
-                    Problem(file, entry, "only cuDNN rows may map to a CUDA major; give the CUDA minor")
-                )
+                problems.append(Problem(file, entry, "only cuDNN rows may map to a CUDA major; give the CUDA minor"))
         elif wheel.cuda_version in releases:
             major_number = int(wheel.cuda_version.split(".")[0])
         else:
@@ -321,8 +299,6 @@ def _check_tensorrt(matrix: Matrix, file: str) -> list[Problem]:
         if rel.cuda_major not in majors:
             problems.append(Problem(file, entry, f"CUDA major {rel.cuda_major} is not in cuda.yaml"))
         problems += [
-            Problem(file, entry, f"{r!r} is not a pip requirement")
-            for r in rel.packages
-            if not _REQUIREMENT.match(r)
+            Problem(file, entry, f"{r!r} is not a pip requirement") for r in rel.packages if not _REQUIREMENT.match(r)
         ]
     return problems

@@ -138,8 +138,7 @@ def update_matrix(
             len(existing.builds),
             skipped=tuple(skipped),
             notices=(
-                f"the cached matrix in {target} has more builds ({len(existing.builds)}) "
-                "than the refresh: kept it",
+                f"the cached matrix in {target} has more builds ({len(existing.builds)}) than the refresh: kept it",
             ),
         )
     write_files(target, texts)
@@ -194,11 +193,7 @@ def _plain(record: Any) -> Any:
 
     data = to_jsonable(record)
     for f in dataclasses.fields(record):
-        if (
-            f.default is not dataclasses.MISSING
-            and to_jsonable(f.default) == data[f.name]
-            and f.name != "confirmed"
-        ):
+        if f.default is not dataclasses.MISSING and to_jsonable(f.default) == data[f.name] and f.name != "confirmed":
             del data[f.name]
     return data
 

@@ -232,9 +232,7 @@ def read_wheel_facts(source: RangeSource, read_libraries: bool = True) -> WheelF
     metadata_name = next((n for n in entries if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)), None)
 
     def text(name: str | None) -> str:
-        return (
-            read_member(source, entries[name]).decode("utf-8", "replace") if name in entries and name else ""
-        )
+        return read_member(source, entries[name]).decode("utf-8", "replace") if name in entries and name else ""
 
     build_info = parse_build_info(text(BUILD_INFO))
     requires_python, extras = parse_metadata(text(metadata_name))

@@ -95,9 +95,7 @@ class HttpRangeSource:
         response = self._get({"Range": "bytes=0-0"})
         if response.status_code != 206:
             response.close()
-            raise ZipRangeError(
-                f"{self.url}: the server does not honour Range requests (HTTP {response.status_code})"
-            )
+            raise ZipRangeError(f"{self.url}: the server does not honour Range requests (HTTP {response.status_code})")
         content_range = response.headers.get("Content-Range", "")
         try:
             return int(content_range.rsplit("/", 1)[1])
@@ -208,6 +206,4 @@ def read_members(
 ) -> dict[str, bytes]:
     """Several members by exact name -> max bytes (None: whole); absent names are left out."""
     entries = entries if entries is not None else central_directory(source)
-    return {
-        name: read_member(source, entries[name], limit) for name, limit in names.items() if name in entries
-    }
+    return {name: read_member(source, entries[name], limit) for name, limit in names.items() if name in entries}

@@ -109,8 +109,7 @@ def build_row(build: Any) -> dict[str, Any]:
 
     row = to_jsonable(build)
     row["platforms"] = [
-        p["platform"] + (f" (glibc {p['glibc_min']}+)" if p.get("glibc_min") else "")
-        for p in row["platforms"]
+        p["platform"] + (f" (glibc {p['glibc_min']}+)" if p.get("glibc_min") else "") for p in row["platforms"]
     ]
     row["platform_details"] = to_jsonable(build.platforms)
     row["cuda_major"] = build.cuda_major
@@ -121,9 +120,7 @@ def _validate_filters(ort: str | None, cuda: str | None) -> None:
     from provisioner.errors import BadInput
 
     if cuda is not None and not re.fullmatch(r"\d+(\.\d+)?", cuda):
-        raise BadInput(
-            f"--cuda {cuda!r} is not a CUDA major or minor", hint="use e.g. --cuda 12 or --cuda 12.4"
-        )
+        raise BadInput(f"--cuda {cuda!r} is not a CUDA major or minor", hint="use e.g. --cuda 12 or --cuda 12.4")
     if ort is not None and not re.fullmatch(r"\d+(\.\d+)*", ort.strip()):
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -138,9 +135,7 @@ def _validate_filters(ort: str | None, cuda: str | None) -> None:
 
 @matrix_app.command("show")
 def show(
-    ort: str | None = typer.Option(
-        None, "--ort", help="onnxruntime-gpu version or specifier: 1.20, 1.20.1, '>=1.22'."
-    ),
+    ort: str | None = typer.Option(None, "--ort", help="onnxruntime-gpu version or specifier: 1.20, 1.20.1, '>=1.22'."),
     cuda: str | None = typer.Option(None, "--cuda", help="CUDA major (12) or minor (12.4)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list, one object per build."),
 ) -> None:
@@ -158,9 +153,7 @@ def show(
         return
     _notices(matrix)
     if not builds:
-        typer.echo(
-            "no build matches" + (f" --ort {ort}" if ort else "") + (f" --cuda {cuda}" if cuda else "")
-        )
+        typer.echo("no build matches" + (f" --ort {ort}" if ort else "") + (f" --cuda {cuda}" if cuda else ""))
         raise typer.Exit(1)
     typer.echo(render_table(builds))
     typer.echo(
@@ -172,8 +165,7 @@ def show(
 def _platform_cell(build: Any) -> str:
     short = {"linux-x86_64": "linux-x86_64", "linux-aarch64": "linux-aarch64", "windows-amd64": "win-amd64"}
     return ", ".join(
-        short.get(p.platform, p.platform) + (f"({p.glibc_min})" if p.glibc_min else "")
-        for p in build.platforms
+        short.get(p.platform, p.platform) + (f"({p.glibc_min})" if p.glibc_min else "") for p in build.platforms
     )
 
 

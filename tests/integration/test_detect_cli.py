@@ -17,9 +17,7 @@ from provisioner.facts import HostFacts
 REPO = Path(__file__).resolve().parents[2]
 
 
-def ortprov(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
+def ortprov(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     run_env = dict(os.environ if env is None else env)
     run_env.pop("VIRTUAL_ENV", None)
     run_env["NO_COLOR"] = "1"
@@ -109,9 +107,7 @@ def test_bad_python_is_bad_input(tmp_path: Path) -> None:
     assert "hint: " in result.stderr and "Traceback" not in result.stderr
 
 
-@pytest.mark.skipif(
-    not Path("/usr/lib/python3.11/EXTERNALLY-MANAGED").exists(), reason="no PEP 668 system Python here"
-)
+@pytest.mark.skipif(not Path("/usr/lib/python3.11/EXTERNALLY-MANAGED").exists(), reason="no PEP 668 system Python here")
 def test_system_python_is_externally_managed() -> None:
     result = ortprov("detect", "--json", "--python", "/usr/bin/python3.11")
     facts = HostFacts.from_dict(json.loads(result.stdout))

@@ -17,9 +17,7 @@ from tests.integration.range_index import RangeIndex
 from tests.support.wheels import WheelSpec, build_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
-RECORDED = (
-    Path(__file__).parent / "data" / "simple-onnxruntime-gpu.json"
-)  # real PyPI answer, trimmed to 1.31.1
+RECORDED = Path(__file__).parent / "data" / "simple-onnxruntime-gpu.json"  # real PyPI answer, trimmed to 1.31.1
 FILES = ("onnxruntime-gpu.yaml", "cuda.yaml", "nvidia-wheels.yaml", "tensorrt.yaml")
 
 
@@ -172,10 +170,7 @@ def test_offline_falls_back_to_shipped_data_with_a_notice(tmp_path: Path, cache:
         timeout=120,
     )
     assert result.returncode == 1
-    assert (
-        "notice: could not read the index" in result.stderr
-        and "still using the shipped data from" in result.stderr
-    )
+    assert "notice: could not read the index" in result.stderr and "still using the shipped data from" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (cache / "matrices").exists()
     shown = subprocess.run(

@@ -106,9 +106,7 @@ def test_no_plan_exits_3_with_the_reasons(cache_dir: Path) -> None:
 
 
 def test_no_plan_json_prints_the_error_object(cache_dir: Path) -> None:
-    result = ortprov(
-        cache_dir, "plan", "--json", "--driver", "418.87.01", "--gpu-cc", "8.6", "--python", "3.12"
-    )
+    result = ortprov(cache_dir, "plan", "--json", "--driver", "418.87.01", "--gpu-cc", "8.6", "--python", "3.12")
     assert result.returncode == 3
     data = json.loads(result.stdout)
     assert data["error"].startswith("no onnxruntime-gpu build")
@@ -209,9 +207,7 @@ def test_recipe_formats_come_from_the_same_plan(cache_dir: Path) -> None:
 
 def test_probing_this_machine_plans_for_the_venv(cache_dir: Path) -> None:
     """No flags: the real probe of this GPU-less machine and of the dev venv (CPU onnxruntime in it)."""
-    result = ortprov(
-        cache_dir, "plan", "--json", "--python", str(ROOT / ".venv" / "bin" / "python"), timeout=120
-    )
+    result = ortprov(cache_dir, "plan", "--json", "--python", str(ROOT / ".venv" / "bin" / "python"), timeout=120)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert "onnxruntime" in data["uninstall"]

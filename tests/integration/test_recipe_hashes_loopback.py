@@ -115,4 +115,3 @@ def pip_download_with_hashes(requirements: Path, dest: Path, target_args: list[s
         text=True,
         timeout=300,
     )
-

@@ -160,9 +160,7 @@ def test_preload_auto_retries_and_marks_the_report(fake_python: str, driver_env:
     assert report.preload is not None and report.preload.requested and report.preload.called
     assert len(report.attempts) == 2 and "without" in report.attempts[0] and "failed" in report.attempts[0]
     assert any("libcudnn.so.9" in m for m in report.ort_messages)
-    never = run_verify(
-        fake_python, env={"FAKE_ORT_MODE": "needs-preload", **driver_env}, timeout=60, preload="never"
-    )
+    never = run_verify(fake_python, env={"FAKE_ORT_MODE": "needs-preload", **driver_env}, timeout=60, preload="never")
     assert not never.ok and "cpu-fallback" in never.failure_kinds and not never.attempts
 
 
@@ -474,4 +472,3 @@ def _no_driver_here() -> bool:
     except OSError:
         return True
     return False
-

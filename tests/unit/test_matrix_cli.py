@@ -59,9 +59,7 @@ def test_check_reports_every_problem_and_exits_1(tmp_path: Path, cache: Path) ->
     broken = tmp_path / "broken"
     shutil.copytree(shipped_dir(), broken, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     text = (broken / "onnxruntime-gpu.yaml").read_text()
-    (broken / "onnxruntime-gpu.yaml").write_text(
-        text.replace("cuda_version: '12.8'", "cuda_version: '12.7'", 1)
-    )
+    (broken / "onnxruntime-gpu.yaml").write_text(text.replace("cuda_version: '12.8'", "cuda_version: '12.7'", 1))
     cuda = (broken / "cuda.yaml").read_text()
     (broken / "cuda.yaml").write_text(cuda.replace("- version: '11.0'", "- version: eleven", 1))
     result = ortprov("matrix", "check", "--dir", str(broken), cache=cache)
@@ -106,11 +104,7 @@ def test_show_bad_filters_are_bad_input(cache: Path) -> None:
     for args in (("--ort", "one.two"), ("--cuda", "twelve")):
         result = ortprov("matrix", "show", *args, cache=cache)
         assert result.returncode == 2, args
-        assert (
-            result.stderr.startswith("error: ")
-            and "hint: " in result.stderr
-            and "Traceback" not in result.stderr
-        )
+        assert result.stderr.startswith("error: ") and "hint: " in result.stderr and "Traceback" not in result.stderr
 
 
 def test_show_nothing_matches(cache: Path) -> None:

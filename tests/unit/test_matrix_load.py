@@ -134,9 +134,7 @@ def test_invalid_cache_is_ignored_with_a_notice(cache_dir: Path) -> None:
     path.write_text(path.read_text().replace("min_driver_linux: 550.54.14", "min_driver_linux: five-fifty"))
     matrix = load_matrix()
     assert matrix.origin == "shipped"
-    assert any(
-        "ignored the cached matrix" in n and "min_driver_linux 'five-fifty'" in n for n in matrix.notices
-    )
+    assert any("ignored the cached matrix" in n and "min_driver_linux 'five-fifty'" in n for n in matrix.notices)
 
 
 def test_second_load_of_edited_data_uses_the_compiled_copy(tmp_path: Path, cache_dir: Path) -> None:

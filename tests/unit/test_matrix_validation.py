@@ -43,9 +43,7 @@ def problems_of(directory: Path) -> list[str]:
 
 def build_index(data: dict, version: str, pypi: bool = True) -> int:
     return next(
-        i
-        for i, b in enumerate(data["builds"])
-        if b["ort_version"] == version and (b.get("index_url") is None) == pypi
+        i for i, b in enumerate(data["builds"]) if b["ort_version"] == version and (b.get("index_url") is None) == pypi
     )
 
 
@@ -96,11 +94,7 @@ def test_duplicate_build(data_dir: Path) -> None:
 
     edit(data_dir, "onnxruntime-gpu.yaml", dup)
     (problem,) = problems_of(data_dir)
-    assert (
-        "onnxruntime-gpu.yaml: builds[" in problem
-        and "duplicate of builds[" in problem
-        and "1.31.1" in problem
-    )
+    assert "onnxruntime-gpu.yaml: builds[" in problem and "duplicate of builds[" in problem and "1.31.1" in problem
 
 
 def test_unknown_platform(data_dir: Path) -> None:
@@ -145,18 +139,12 @@ def test_unconfirmed_build_needs_notes(data_dir: Path) -> None:
 
 def test_wheel_mapped_to_unknown_cuda_minor(data_dir: Path) -> None:
     def bad(d: dict) -> None:
-        w = next(
-            w
-            for w in d["wheels"]
-            if w["package"] == "nvidia-cuda-runtime-cu12" and w["version"] == "12.4.127"
-        )
+        w = next(w for w in d["wheels"] if w["package"] == "nvidia-cuda-runtime-cu12" and w["version"] == "12.4.127")
         w["cuda_version"] = "12.7"
 
     edit(data_dir, "nvidia-wheels.yaml", bad)
     (problem,) = problems_of(data_dir)
-    assert (
-        problem.startswith("nvidia-wheels.yaml: wheels[") and "nvidia-cuda-runtime-cu12 12.4.127" in problem
-    )
+    assert problem.startswith("nvidia-wheels.yaml: wheels[") and "nvidia-cuda-runtime-cu12 12.4.127" in problem
     assert "cuda_version '12.7' has no CUDA release" in problem
 
 
@@ -199,10 +187,7 @@ def test_malformed_yaml_and_missing_file(data_dir: Path) -> None:
 def test_missing_required_field(data_dir: Path) -> None:
     edit(data_dir, "cuda.yaml", lambda d: d["releases"][0].pop("min_driver_linux"))
     (problem,) = problems_of(data_dir)
-    assert (
-        problem.startswith("cuda.yaml: releases[0] (11.0)")
-        and "missing required key 'min_driver_linux'" in problem
-    )
+    assert problem.startswith("cuda.yaml: releases[0] (11.0)") and "missing required key 'min_driver_linux'" in problem
 
 
 def test_edited_yaml_is_revalidated_not_served_from_the_compiled_copy(data_dir: Path) -> None:

@@ -43,9 +43,7 @@ class CountingSource(BytesSource):
         return chunk
 
 
-def make_zip(
-    members: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED, zip64: bool = False
-) -> bytes:
+def make_zip(members: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED, zip64: bool = False) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
         for name, data in members.items():
@@ -68,9 +66,7 @@ def test_members_read_by_ranges_without_reading_the_rest() -> None:
 
 
 def test_zip64_and_stored_members() -> None:
-    data = make_zip(
-        {"x.bin": b"0123456789" * 10, "y.txt": b"why"}, compression=zipfile.ZIP_STORED, zip64=True
-    )
+    data = make_zip({"x.bin": b"0123456789" * 10, "y.txt": b"why"}, compression=zipfile.ZIP_STORED, zip64=True)
     source = BytesSource(data)
     entries = central_directory(source)
     assert read_member(source, entries["x.bin"], max_bytes=5) == b"01234"
@@ -88,9 +84,7 @@ def test_elf_sonames_agree_with_readelf() -> None:
     library = next(Path(onnxruntime.__file__).parent.joinpath("capi").glob("onnxruntime_pybind11_state*.so"))
     out = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True).stdout
     needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out))
-    system = {
-        n for n in needed if re.match(r"(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux)", n)
-    }
+    system = {n for n in needed if re.match(r"(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux)", n)}
     found = elf_needed_sonames(library.read_bytes())
     assert found is not None
     assert needed - system <= set(found)
@@ -103,9 +97,7 @@ def test_elf_prefix_without_tables_is_unknown_not_empty() -> None:
 
 
 def test_parsers() -> None:
-    info = parse_build_info(
-        "package_name = 'onnxruntime-gpu'\ncuda_version = '13.0'\nimport os\nos.system('false')\n"
-    )
+    info = parse_build_info("package_name = 'onnxruntime-gpu'\ncuda_version = '13.0'\nimport os\nos.system('false')\n")
     assert info == {"package_name": "onnxruntime-gpu", "cuda_version": "13.0"}
     requires_python, extras = parse_metadata(
         "Metadata-Version: 2.1\nName: onnxruntime-gpu\nRequires-Python: >=3.11\nProvides-Extra: cuda\n"
@@ -177,10 +169,7 @@ def test_simple_api_parsers_resolve_relative_urls() -> None:
         "onnxruntime_gpu-1.40.0-cp312-cp312-win_amd64.whl</a>",
         "https://mirror.example/simple/onnxruntime-gpu/",
     )
-    assert (
-        html_files[0].url == "https://mirror.example/f/y.whl#sha256=00"
-        and html_files[0].requires_python == ">=3.11"
-    )
+    assert html_files[0].url == "https://mirror.example/f/y.whl#sha256=00" and html_files[0].requires_python == ">=3.11"
 
 
 def _facts(

@@ -650,4 +650,3 @@ def test_a_build_known_from_documentation_only_says_so() -> None:
     confirmed = replace(MATRIX, builds=tuple(replace(b, confirmed=True) for b in MATRIX.builds))
     p = make_plan([host()], confirmed, Request())
     assert not any("known from documentation only" in note for note in p.notes)
-
