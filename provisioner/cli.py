@@ -1,21 +1,18 @@
 """The `ortprov` command line: parse options, call the core, render. No logic lives here.
 
-Each command lives in provisioner/commands/<module>.py and registers itself on the app; heavy modules are
-imported inside the command functions. Like pip's `commands_dict`, COMMANDS names each command's module and
-summary, so that a run imports and builds only the command it invokes, and `ortprov --help` lists the
-summaries without importing any command module (a test keeps the summaries equal to the commands' help).
+Each command lives in provisioner/commands/<module>.py and registers itself on the typer app (app.py).
+Like pip's `commands_dict`, COMMANDS names each command's module and summary, so that a run imports and builds
+only the command it invokes, and `ortprov --help` lists the summaries without importing any command module (a
+test keeps the summaries equal to the commands' help). `plan` and `dockerfile` with well-formed arguments
+run without importing typer at all (provisioner/fastpath.py): typer is ~0.1 s of a cold start.
 """
 
 from __future__ import annotations
 
-import importlib
+import os
 import sys
 
-import typer
-
-from provisioner import __version__
 from provisioner.errors import OrtprovError
-from provisioner.output import error_line
 
 # command -> (module under provisioner.commands, summary: the first line of the command's own help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -32,65 +29,25 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "matrix": ("matrix", "The compatibility matrix: onnxruntime-gpu builds, CUDA releases, NVIDIA wheels, TensorRT."),
 }
 
-app = typer.Typer(
-    name="ortprov",
-    help=(
-        "Make onnxruntime-gpu really use the GPU: detect the host, plan the right build, install it, prove it.\n\n"
-        "Examples:\n\n"
-        "  ortprov detect                      # what this machine has\n\n"
-        "  ortprov plan                        # the onnxruntime-gpu build for this machine\n\n"
-        "  ortprov plan --driver 535.104 --gpu-cc 8.0 --format dockerfile\n\n"
-        "  ortprov apply --venv .venv          # install it, then prove it\n\n"
-        "  ortprov doctor                      # why is my GPU not used?\n\n"
-        "Exit codes: 0 ok, 1 problems found, 2 bad input, 3 no compatible plan."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
-def _version_callback(value: bool) -> None:
-    if value:
-        typer.echo(f"ortprov {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version_callback, is_eager=True, help="Show the version."
-    ),
-) -> None:
-    """ortprov."""
-
-
-def register_commands(args: list[str]) -> None:
-    """Register the invoked command for real; for anything else (--help, --version, a typo), every command as
-    a summary only, so the listing needs no command module."""
-    invoked = next((arg for arg in args if not arg.startswith("-")), None)
-    if invoked in COMMANDS:
-        importlib.import_module(f"provisioner.commands.{COMMANDS[invoked][0]}").register(app)
-        return
-    for name, (_, summary) in COMMANDS.items():
-        app.command(name, help=summary, add_help_option=False)(_summary_only)
-
-
-def _summary_only() -> None:
-    """Stands for a command in the top-level listing; never runs (an invoked command is registered for real)."""
-
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: run the app, turning every known error into one line and an exit code."""
+    """Console entry point: run the command, turning every known error into one line and an exit code."""
+    from provisioner import fastpath
+    from provisioner.output import error_line
+
     args = sys.argv[1:] if argv is None else argv
-    register_commands(args)
     try:
-        app(args=args, prog_name="ortprov")
+        if not fastpath.run(args):
+            from provisioner.app import run
+
+            run(args)
     except OrtprovError as exc:
         error_line(exc.message, exc.hint)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         error_line("interrupted")
         sys.exit(130)
+    except BrokenPipeError:
+        # the reader went away (`ortprov plan --json | head -1`): exit quietly, as click does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

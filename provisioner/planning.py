@@ -73,6 +73,33 @@ def split_python_option(value: str | None) -> tuple[str | None, str | None]:
     return None, text
 
 
+def options_from_flags(
+    host: list[str] | None,
+    driver: str | None,
+    gpu_cc: str | None,
+    python: str | None,
+    platform: str | None,
+    ort: str | None,
+    cuda: str | None,
+    tensorrt: bool,
+    cuda_libraries: str = "wheels",
+) -> PlanningOptions:
+    """PlanningOptions from the shared command-line flags, `--python` split into a version or an interpreter."""
+    version, interpreter = split_python_option(python)
+    return PlanningOptions(
+        host_files=tuple(host or ()),
+        driver=driver,
+        gpu_cc=gpu_cc,
+        python_version=version,
+        platform=platform,
+        ort=ort,
+        cuda=cuda,
+        tensorrt=tensorrt,
+        target_python=interpreter,
+        cuda_libraries=cuda_libraries,
+    )
+
+
 CUDA_LIBRARY_SOURCES = ("wheels", "system")
 
 

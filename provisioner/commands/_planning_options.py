@@ -1,23 +1,21 @@
 """The planning options shared by `ortprov plan`, `ortprov dockerfile` and `ortprov apply`.
 
-A command declares them as parameters with these Annotated types, then calls `planning_options(...)`:
+A command declares them as parameters with these Annotated types, then calls
+`provisioner.planning.options_from_flags(...)` (typer-free, so that the fast path of `ortprov plan` shares it):
 
     def apply(host: HostOpt = None, driver: DriverOpt = None, gpu_cc: GpuCcOpt = None,
               python: PythonOpt = None, platform: PlatformOpt = None, ort: OrtOpt = None,
-              cuda: CudaOpt = None,
-              tensorrt: TensorrtOpt = False, ...) -> None:
-        options = planning_options(host, driver, gpu_cc, python, platform, ort, cuda, tensorrt)
+              cuda: CudaOpt = None, tensorrt: TensorrtOpt = False, ...) -> None:
+        from provisioner.planning import options_from_flags
+
+        options = options_from_flags(host, driver, gpu_cc, python, platform, ort, cuda, tensorrt)
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-
-if TYPE_CHECKING:
-    from provisioner.planning import PlanningOptions
-
 
 HostOpt = Annotated[
     list[str] | None,
@@ -67,35 +65,6 @@ TensorrtOpt = Annotated[
     bool,
     typer.Option("--tensorrt", help="Add the TensorRT pip packages the release's TensorRT provider needs."),
 ]
-
-
-def planning_options(
-    host: list[str] | None,
-    driver: str | None,
-    gpu_cc: str | None,
-    python: str | None,
-    platform: str | None,
-    ort: str | None,
-    cuda: str | None,
-    tensorrt: bool,
-    cuda_libraries: str = "wheels",
-) -> PlanningOptions:
-    """PlanningOptions from the shared flags (`--python` split into a version or an interpreter)."""
-    from provisioner.planning import PlanningOptions, split_python_option
-
-    version, interpreter = split_python_option(python)
-    return PlanningOptions(
-        host_files=tuple(host or ()),
-        driver=driver,
-        gpu_cc=gpu_cc,
-        python_version=version,
-        platform=platform,
-        ort=ort,
-        cuda=cuda,
-        tensorrt=tensorrt,
-        target_python=interpreter,
-        cuda_libraries=cuda_libraries,
-    )
 
 
 PLANNING_HELP = """Where the hosts come from: --host FILE (repeatable; flags override the files), or, with

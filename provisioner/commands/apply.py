@@ -21,7 +21,6 @@ from provisioner.commands._planning_options import (
     PlatformOpt,
     PythonOpt,
     TensorrtOpt,
-    planning_options,
 )
 from provisioner.errors import BadInput
 
@@ -257,8 +256,9 @@ def apply(
 ) -> None:
     """Install the plan in a venv, transactionally, then verify."""
     from provisioner.installer.flow import run_apply
+    from provisioner.planning import options_from_flags
 
-    options = planning_options(host, driver, gpu_cc, python, platform, ort, cuda, tensorrt, cuda_libraries)
+    options = options_from_flags(host, driver, gpu_cc, python, platform, ort, cuda, tensorrt, cuda_libraries)
     with _json_errors(as_json):
         run_apply(
             plan_source(plan_file, wheelhouse, options),
@@ -303,8 +303,9 @@ def download(
 ) -> None:
     """Fill a wheelhouse for a plan."""
     from provisioner.installer.flow import run_download
+    from provisioner.planning import options_from_flags
 
-    options = planning_options(host, driver, gpu_cc, python, platform, ort, cuda, tensorrt, cuda_libraries)
+    options = options_from_flags(host, driver, gpu_cc, python, platform, ort, cuda, tensorrt, cuda_libraries)
     from dataclasses import replace
 
     # with --plan, --python X.Y and --platform only say which wheels to fetch
