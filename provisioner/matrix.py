@@ -9,9 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from provisioner.errors import DataError
+
+TYPE_CHECKING = False  # `typing` costs ~7 ms to import; the fast path of `ortprov plan` does without it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)
