@@ -1,13 +1,16 @@
 """Cold start of `ortprov plan --json` for a machine described by flags, as a whole process.
 
 Usage:
-    .venv/bin/python benchmarks/bench_plan_cold_start.py [--runs 15] [--python PATH]
+    .venv/bin/python benchmarks/bench_plan_cold_start.py [--runs 15] [--python PATH] [--script PATH]
 
 Times (wall and CPU, median and minimum) the command
     ortprov plan --json --driver 580 --gpu-cc 9.0 --python 3.12 --platform linux-x86_64
-against the floors under it: `python -c pass`, `import typer`, and typer's parameter coercion
-(with typer 0.29, `typer._adapters` also imported pydantic on the first option parse; typer is now pinned
-below 0.29).
+as `python -m provisioner` from this checkout (the fast path, provisioner/fastpath.py, which does not import
+typer), the same command with the fast path turned off (through typer), and `ortprov dockerfile`, against
+the floors under them: `python -c pass` and `import typer`. `--script PATH` adds the `ortprov` console script
+of an installed wheel (pip byte-compiles it on install), which is what a user runs.
+Byte-code is written and used (PYTHONDONTWRITEBYTECODE=0), as in a pip-installed ortprov: with it set, as
+it is on this machine, every edited module is compiled again on each run.
 Then splits the command's own work in one process (import planner + planning, load the matrix, plan,
 JSON) and lists the slowest top-level imports (python -X importtime). Target: < 0.15 s.
 """
@@ -55,13 +58,23 @@ print(json.dumps({"import planner+planning+matrix": t1 - t0, "load_matrix()": t2
 """
 
 
-def commands(python: str) -> dict[str, list[str]]:
+DOCKERFILE_ARGS = ["dockerfile", "--driver", "580", "--gpu-cc", "9.0", "--python", "3.12", "--platform", "linux-x86_64"]
+THROUGH_TYPER = "from provisioner import cli, fastpath; fastpath.run = lambda args: False; cli.main()"
+MAIN = "ortprov plan --json (flags)"
+
+
+def commands(python: str, script: str | None) -> dict[str, list[str]]:
     """The processes to time, by label."""
-    return {
+    table = {
         "python -c pass": [python, "-c", "pass"],
         "python -c 'import typer'": [python, "-c", "import typer"],
-        "ortprov plan --json (flags)": [python, "-m", "provisioner", *PLAN_ARGS],
+        MAIN: [python, "-m", "provisioner", *PLAN_ARGS],
+        "ortprov dockerfile (flags)": [python, "-m", "provisioner", *DOCKERFILE_ARGS],
+        "ortprov plan --json, fast path off (typer)": [python, "-c", THROUGH_TYPER, *PLAN_ARGS],
     }
+    if script:
+        table["installed `ortprov` script: plan --json"] = [script, *PLAN_ARGS]
+    return table
 
 
 def phases(python: str, env: dict[str, str], runs: int) -> dict[str, float]:
@@ -79,14 +92,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs ortprov")
+    parser.add_argument("--script", help="also time this installed `ortprov` console script")
     args = parser.parse_args()
     env = {key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "ORTPROV_CACHE_DIR")}
     env["PYTHONPATH"] = str(REPO)
-    table: dict[str, list[tuple[float, float]]] = {label: [] for label in commands(args.python)}
-    for argv in commands(args.python).values():
-        time_once(argv, env)  # warm the page cache and the .pyc files
+    env["PYTHONDONTWRITEBYTECODE"] = "0"
+    processes = commands(args.python, args.script)
+    table: dict[str, list[tuple[float, float]]] = {label: [] for label in processes}
+    for argv in processes.values():
+        time_once(argv, env)  # warm the page cache and write the .pyc files
     for _ in range(args.runs):
-        for label, argv in commands(args.python).items():  # interleaved: load changes hit all rows alike
+        for label, argv in processes.items():  # interleaved: load changes hit all rows alike
             table[label].append(time_once(argv, env))
     print(
         f"{args.runs} runs each, interleaved; load average {os.getloadavg()[0]:.2f} at the end; {os.cpu_count()} CPUs\n"
@@ -97,14 +113,14 @@ def main() -> None:
         walls = [wall for wall, _ in rows]
         cpus = [cpu for _, cpu in rows]
         print(f"| {label} | {statistics.median(walls):.3f} | {min(walls):.3f} | {statistics.median(cpus):.3f} |")
-    best = min(wall for wall, _ in table["ortprov plan --json (flags)"])
+    best = min(wall for wall, _ in table[MAIN])
     verdict = "met" if best < TARGET else "NOT met"
     print(f"\nTarget < {TARGET} s: {verdict} (best run {best:.3f} s).\n")
     print("The command's own work, in-process (median of fresh processes):\n")
     for key, value in phases(args.python, env, max(3, args.runs // 3)).items():
         print(f"- {key}: {value * 1000:.1f} ms")
     print("\nSlowest imports of one `ortprov plan --json` run (cumulative, python -X importtime):\n")
-    for micros, module in slowest_imports(commands(args.python)["ortprov plan --json (flags)"], env):
+    for micros, module in slowest_imports(processes[MAIN], env):
         print(f"- {module.strip()}: {micros / 1000:.1f} ms")
 
 
