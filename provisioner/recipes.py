@@ -79,6 +79,8 @@ def render(
     validate_plan(plan)
     if fmt in ("pip", "uv"):
         return render_commands(plan, fmt, python=python)
+    if fmt in ("requirements", "conda"):
+        _refuse_separate_installs(plan, fmt)
     if fmt == "requirements":
         if hashes and index_digests is None:
             from provisioner.hashes import pinned_digests
@@ -88,6 +90,26 @@ def render(
     if fmt == "conda":
         return render_conda(plan, _require(matrix, "conda"))
     return render_dockerfile(plan, _require(matrix, "dockerfile"), base=base, base_image=base_image)
+
+
+def _refuse_separate_installs(plan: Plan, fmt: str) -> None:
+    """BadInput when the install steps need separate pip runs: a requirements file (and conda's pip section) is
+    one run with one set of index options and no per-package --no-deps. Merged, the feed build's index would
+    serve every requirement, or PyPI's same-numbered build for another CUDA could win."""
+    installs = [step for step in plan.steps if step.kind == "install"]
+    options = {(s.index_url, s.extra_index_urls, s.find_links, s.no_index) for s in installs}
+    if len(installs) < 2 or (len(options) == 1 and not any(s.no_deps for s in installs)):
+        return
+    alone = next((s for s in installs if s.no_deps), None) or next((s for s in installs if s.index_url), installs[0])
+    where = f"from {alone.index_url}" if alone.index_url else "on its own"
+    deps = " with --no-deps" if alone.no_deps else ""
+    what = "a requirements file" if fmt == "requirements" else "an environment.yml (its pip section is one pip run)"
+    raise BadInput(
+        f"this plan installs {', '.join(alone.packages)} {where}{deps}, then the rest in another pip run: "
+        f"{what} cannot say that",
+        hint="use --format pip, uv or dockerfile (they run the steps in order), or a build from PyPI "
+        "(a newer --ort, or another --cuda)",
+    )
 
 
 def _require(matrix: Matrix | None, fmt: str) -> Matrix:
@@ -245,9 +267,6 @@ def render_requirements(
             lines.append("# a requirements file cannot remove packages; run this first:")
             lines.append(f"#   {one_line(command_line(step_argv(step, 'pip', python), windows))}")
     installs = [step for step in plan.steps if step.kind == "install"]
-    if len({s.index_url for s in installs}) > 1:
-        lines.append("# note: the plan installs from several indexes in separate steps; one file searches all of")
-        lines.append("# them for every requirement (pip takes any index's file of a matching version)")
     lines += _index_options(installs)
     if pinned is None:
         for step in installs:

@@ -474,19 +474,32 @@ def test_check_script_fails_in_an_environment_with_the_cpu_package() -> None:
     assert "libonnxruntime_providers_cuda.so is missing" in done.stderr
 
 
-def test_requirements_warn_when_steps_use_different_indexes() -> None:
-    steps = (
-        Step("install", ("nvidia-cudnn-cu11==8.9.6.50",)),
-        Step(
-            "install",
-            ("onnxruntime-gpu==1.19.2",),
-            index_url="https://feed.example/simple/",
-            extra_index_urls=("https://pypi.org/simple",),
-        ),
-    )
-    text = render(cuda11_plan_with(steps), "requirements")
-    assert "# note: the plan installs from several indexes in separate steps" in text
-    assert "# note" not in render(cuda11_plan_with(steps[1:]), "requirements")
+FEED_STEPS = (
+    Step(
+        "install",
+        ("onnxruntime-gpu==1.19.2",),
+        "from its own package index only",
+        index_url="https://feed.example/simple/",
+        no_deps=True,
+    ),
+    Step("install", ("onnxruntime-gpu==1.19.2", "nvidia-cudnn-cu11==8.9.6.50"), "its dependencies, from PyPI"),
+)
+
+
+@pytest.mark.parametrize("fmt", ["requirements", "conda"])
+def test_one_file_cannot_hold_a_feed_build_and_its_pypi_dependencies(fmt: str) -> None:
+    """pip steps run in order; one requirements file is one pip run: it would search the feed for every
+    requirement (or PyPI for onnxruntime-gpu), so it is refused, naming the formats that work."""
+    with pytest.raises(BadInput) as refused:
+        render(cuda11_plan_with(FEED_STEPS), fmt, matrix=matrix(), hashes=(fmt == "requirements"))
+    assert "onnxruntime-gpu==1.19.2 from https://feed.example/simple/ with --no-deps" in refused.value.message
+    assert "--format pip, uv or dockerfile" in str(refused.value.hint)
+    steps = (Step("install", ("nvidia-cudnn-cu11==8.9.6.50",)), replace(FEED_STEPS[0], no_deps=False))
+    with pytest.raises(BadInput, match="from https://feed.example/simple/, then the rest"):
+        render(cuda11_plan_with(steps), fmt, matrix=matrix())
+    assert render(cuda11_plan_with(FEED_STEPS[1:]), fmt, matrix=matrix())
+    for tool in ("pip", "uv"):
+        assert "--no-deps" in render(cuda11_plan_with(FEED_STEPS), tool)
 
 
 def cuda11_plan_with(steps: tuple[Step, ...]):  # noqa: ANN201 - a Plan
