@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from provisioner.errors import BadInput
 from provisioner.facts import load_host_file
 from provisioner.hashes import pinned_digests, pip_target_args, target_of
 from provisioner.matrix import load_matrix
@@ -99,6 +100,10 @@ def downloaded_megabytes(log: str) -> list[tuple[str, float]]:
 @pytest.mark.parametrize("host_file", PIP_HOSTS)
 def test_pip_resolves_the_rendered_requirements_for_the_target(host_file: str, tmp_path: Path) -> None:
     plan = planned(host_file)
+    if any(step.no_deps for step in plan.steps):  # a side-feed build (the Windows CUDA 11.8 host): two pip runs
+        with pytest.raises(BadInput, match="cannot say that"):
+            render(plan, "requirements")
+        return
     skip_unless_indexes_reachable(plan)
     report, log = pip_dry_run(render(plan, "requirements"), plan, tmp_path)
     resolved = {entry["metadata"]["name"].lower(): entry["metadata"]["version"] for entry in report["install"]}
