@@ -29,6 +29,7 @@ class Gpu:
     uuid: str | None = None
     pci_bus_id: str | None = None
     visible: bool = True  # False: present, but hidden by CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES
+    mig_uuids: tuple[str, ...] = ()  # with MIG mode on: its instances' "MIG-..." UUIDs, which those variables may name
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,8 @@ def _gpu_lines(facts: HostFacts) -> list[str]:
         details = [f"cc {gpu.compute_capability}" if gpu.compute_capability else "cc unknown"]
         if gpu.memory_mib is not None:
             details.append(f"{gpu.memory_mib} MiB")
+        if gpu.mig_uuids:
+            details.append(f"MIG on, {len(gpu.mig_uuids)} instance(s)")
         if not gpu.visible:
             details.append("HIDDEN by CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES")
         lines.append(f"  GPU {gpu.index}: {gpu.name}, " + ", ".join(details))

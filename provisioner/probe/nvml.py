@@ -158,7 +158,23 @@ def _read_gpu(nvml: Any, index: int) -> Gpu:
         memory_mib=int(memory.total) // (1024 * 1024) if memory is not None else None,
         uuid=_text(uuid) if uuid else None,
         pci_bus_id=_text(bus_id) if bus_id else None,
+        mig_uuids=_mig_uuids(nvml, handle),
     )
+
+
+def _mig_uuids(nvml: Any, handle: Any) -> tuple[str, ...]:
+    """The UUIDs of the GPU's MIG instances when MIG mode is on; () when it is off or NVML cannot say."""
+    get_mode = getattr(nvml, "nvmlDeviceGetMigMode", None)
+    mode = _optional(get_mode, handle) if get_mode else None
+    if not mode or not mode[0]:  # (current, pending): NVML_DEVICE_MIG_ENABLE is 1
+        return ()
+    uuids = []
+    for slot in range(int(_optional(nvml.nvmlDeviceGetMaxMigDeviceCount, handle) or 0)):
+        instance = _optional(nvml.nvmlDeviceGetMigDeviceHandleByIndex, handle, slot)  # NotFound: an empty slot
+        uuid = _optional(nvml.nvmlDeviceGetUUID, instance) if instance is not None else None
+        if uuid:
+            uuids.append(_text(uuid))
+    return tuple(uuids)
 
 
 def parse_nvrm_version(text: str) -> str | None:
@@ -207,16 +223,29 @@ def read_procfs(proc_root: Path, nvml_error: str | None) -> DriverReport | None:
 
 
 def _matches(token: str, gpu: Gpu, position: int) -> bool:
+    """Does one entry of a *_VISIBLE_DEVICES list name this GPU (or one of its MIG instances)?"""
     if token.isdigit():
         return int(token) == position
-    return bool(gpu.uuid) and str(gpu.uuid).lower().startswith(token.lower())
+    token = token.lower()
+    if token.startswith("mig-gpu-"):  # the form before driver R470: MIG-GPU-<gpu uuid>/<gi>/<ci>
+        return bool(gpu.uuid) and token[len("mig-") :].split("/", 1)[0] == str(gpu.uuid).lower()
+    if token.startswith("mig-"):
+        return any(uuid.lower().startswith(token) for uuid in gpu.mig_uuids)
+    return bool(gpu.uuid) and str(gpu.uuid).lower().startswith(token)
 
 
 def _select(candidates: list[Gpu], tokens: list[str], stop_at_invalid: bool) -> list[Gpu]:
     chosen: list[Gpu] = []
+    mig_known = any(gpu.mig_uuids for gpu in candidates)
     for token in tokens:
         token = token.split(":", 1)[0] if token[:1].isdigit() else token  # "0:1" is MIG 1 of GPU 0
         hits = [gpu for position, gpu in enumerate(candidates) if _matches(token, gpu, position)]
+        if not hits and token.lower().startswith("mig-") and not mig_known:
+            # a MIG instance, but NVML listed none (MIG off or unreadable, procfs, an old host file): which GPU
+            # it belongs to is unknown, so none is marked hidden for it
+            hits = [gpu for gpu in candidates if gpu not in chosen]
+            chosen.extend(hits)
+            continue
         if not hits:
             if stop_at_invalid:
                 break  # CUDA ignores everything after the first invalid entry ("-1" hides the rest)
@@ -234,7 +263,8 @@ def apply_visibility(
     NVIDIA_VISIBLE_DEVICES: "all" shows all; "none", "void" and "" hide all; a list of indices that NVML
     already sees in full (the container runtime applied it and renumbered) shows all. CUDA_VISIBLE_DEVICES:
     indices count among the GPUs still visible, UUIDs match by prefix, "" hides all, and CUDA ignores
-    everything after the first entry it cannot match.
+    everything after the first entry it cannot match. A MIG instance's UUID (MIG-..., as Kubernetes' device
+    plugin sets it) keeps its parent GPU visible.
     """
     visible = list(gpus)
     if nvidia_visible_devices is not None:

@@ -36,6 +36,10 @@ class NVMLError_FunctionNotFound(NVMLError):  # noqa: N801
     pass
 
 
+class NVMLError_NotFound(NVMLError):  # noqa: N801
+    pass
+
+
 @dataclass
 class Memory:
     total: int
@@ -53,6 +57,12 @@ class FakeDevice:
     memory_bytes: int | None
     uuid: str
     bus_id: str | bytes
+    mig_slots: tuple[str | None, ...] | None = None  # None: no MIG support; a slot of None: no instance there
+
+
+@dataclass
+class FakeMigInstance:
+    uuid: str
 
 
 class FakeNvml:
@@ -112,8 +122,22 @@ class FakeNvml:
             raise NVMLError_NotSupported("Not Supported")
         return Memory(handle.memory_bytes)
 
-    def nvmlDeviceGetUUID(self, handle: FakeDevice) -> str:
+    def nvmlDeviceGetUUID(self, handle: FakeDevice | FakeMigInstance) -> str:
         return handle.uuid
+
+    def nvmlDeviceGetMigMode(self, handle: FakeDevice) -> tuple[int, int]:
+        if handle.mig_slots is None:
+            raise NVMLError_NotSupported("Not Supported")
+        return (1, 1) if handle.mig_slots else (0, 0)
+
+    def nvmlDeviceGetMaxMigDeviceCount(self, handle: FakeDevice) -> int:
+        return len(handle.mig_slots or ())
+
+    def nvmlDeviceGetMigDeviceHandleByIndex(self, handle: FakeDevice, index: int) -> FakeMigInstance:
+        uuid = (handle.mig_slots or ())[index]
+        if uuid is None:
+            raise NVMLError_NotFound("Not Found")
+        return FakeMigInstance(uuid)
 
     def nvmlDeviceGetPciInfo(self, handle: FakeDevice) -> Pci:
         return Pci(handle.bus_id)
@@ -311,3 +335,47 @@ def test_precheck_agrees_with_real_pynvml() -> None:
     else:
         assert report is None and error == "NVML: NVML library not found"
         assert probe.read_driver(proc_root=Path("/nonexistent"), env={}).driver.error == error
+
+
+# -- MIG: Kubernetes' device plugin and users name MIG instances, not GPUs ------------------------------------
+
+MIG_A = "MIG-aaaa1111-2222-3333-4444-555555555555"
+MIG_B = "MIG-bbbb1111-2222-3333-4444-555555555555"
+
+
+def mig_host() -> list[FakeDevice]:
+    """GPU 0: MIG mode off; GPU 1: MIG on with two instances and an empty slot; GPU 2: no MIG support."""
+    gpus = four_gpus()[:3]
+    gpus[0].mig_slots = ()
+    gpus[1].mig_slots = (MIG_A, None, MIG_B)
+    return gpus
+
+
+def test_mig_instances_are_read_from_nvml() -> None:
+    gpus = probe.read_driver(nvml=FakeNvml(mig_host()), env={}).gpus
+    assert [gpu.mig_uuids for gpu in gpus] == [(), (MIG_A, MIG_B), ()]
+    assert visible(gpus) == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("CUDA_VISIBLE_DEVICES", MIG_B, [1]),
+        ("CUDA_VISIBLE_DEVICES", MIG_A.lower()[:12], [1]),  # a prefix, as for GPU UUIDs
+        ("NVIDIA_VISIBLE_DEVICES", MIG_A, [1]),  # what the Kubernetes device plugin sets
+        ("CUDA_VISIBLE_DEVICES", "MIG-GPU-bbbb1-1111/1/0", [1]),  # the form before driver R470
+        ("CUDA_VISIBLE_DEVICES", "MIG-ffff0000-0000-0000-0000-000000000000", []),  # no such instance
+        ("CUDA_VISIBLE_DEVICES", f"GPU-cccc2,{MIG_A}", [1, 2]),
+    ],
+)
+def test_a_mig_instance_keeps_its_gpu_visible(variable: str, value: str, expected: list[int]) -> None:
+    devices = mig_host()
+    devices[1].uuid = "GPU-bbbb1-1111"
+    devices[2].uuid = "GPU-cccc2-1111"
+    assert visible(probe.read_driver(nvml=FakeNvml(devices), env={variable: value}).gpus) == expected
+
+
+def test_a_mig_instance_nvml_did_not_list_hides_nothing() -> None:
+    """MIG off or unreadable everywhere (procfs, an old host file): which GPU it belongs to is unknown."""
+    gpus = probe.read_driver(nvml=FakeNvml(four_gpus()), env={"CUDA_VISIBLE_DEVICES": MIG_A}).gpus
+    assert visible(gpus) == [0, 1, 2, 3]
