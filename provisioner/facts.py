@@ -29,7 +29,8 @@ class Gpu:
     uuid: str | None = None
     pci_bus_id: str | None = None
     visible: bool = True  # False: present, but hidden by CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES
-    mig_uuids: tuple[str, ...] = ()  # with MIG mode on: its instances' "MIG-..." UUIDs, which those variables may name
+    # MIG instances' "MIG-..." UUIDs, which those variables may name: () MIG off or unsupported, None unknown
+    mig_uuids: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

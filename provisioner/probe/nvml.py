@@ -162,10 +162,15 @@ def _read_gpu(nvml: Any, index: int) -> Gpu:
     )
 
 
-def _mig_uuids(nvml: Any, handle: Any) -> tuple[str, ...]:
-    """The UUIDs of the GPU's MIG instances when MIG mode is on; () when it is off or NVML cannot say."""
+def _mig_uuids(nvml: Any, handle: Any) -> tuple[str, ...] | None:
+    """The UUIDs of the GPU's MIG instances: () when MIG is off or unsupported, None when NVML cannot say."""
     get_mode = getattr(nvml, "nvmlDeviceGetMigMode", None)
-    mode = _optional(get_mode, handle) if get_mode else None
+    if get_mode is None:  # an nvidia-ml-py without MIG calls
+        return None
+    try:
+        mode = get_mode(handle)
+    except Exception as exc:
+        return () if "NotSupported" in type(exc).__name__ else None
     if not mode or not mode[0]:  # (current, pending): NVML_DEVICE_MIG_ENABLE is 1
         return ()
     uuids = []
@@ -230,22 +235,22 @@ def _matches(token: str, gpu: Gpu, position: int) -> bool:
     if token.startswith("mig-gpu-"):  # the form before driver R470: MIG-GPU-<gpu uuid>/<gi>/<ci>
         return bool(gpu.uuid) and token[len("mig-") :].split("/", 1)[0] == str(gpu.uuid).lower()
     if token.startswith("mig-"):
-        return any(uuid.lower().startswith(token) for uuid in gpu.mig_uuids)
+        return any(uuid.lower().startswith(token) for uuid in gpu.mig_uuids or ())
     return bool(gpu.uuid) and str(gpu.uuid).lower().startswith(token)
 
 
 def _select(candidates: list[Gpu], tokens: list[str], stop_at_invalid: bool) -> list[Gpu]:
     chosen: list[Gpu] = []
-    mig_known = any(gpu.mig_uuids for gpu in candidates)
     for token in tokens:
         token = token.split(":", 1)[0] if token[:1].isdigit() else token  # "0:1" is MIG 1 of GPU 0
         hits = [gpu for position, gpu in enumerate(candidates) if _matches(token, gpu, position)]
-        if not hits and token.lower().startswith("mig-") and not mig_known:
-            # a MIG instance, but NVML listed none (MIG off or unreadable, procfs, an old host file): which GPU
-            # it belongs to is unknown, so none is marked hidden for it
-            hits = [gpu for gpu in candidates if gpu not in chosen]
-            chosen.extend(hits)
-            continue
+        if not hits and token.lower().startswith("mig-"):
+            # an instance no GPU lists: it may belong to a GPU whose instances NVML could not read (procfs, an
+            # old host file), which is then not marked hidden; with every GPU read, CUDA sees no such device
+            unknown = [gpu for gpu in candidates if gpu.mig_uuids is None and gpu not in chosen]
+            if unknown:
+                chosen.extend(unknown)
+                continue
         if not hits:
             if stop_at_invalid:
                 break  # CUDA ignores everything after the first invalid entry ("-1" hides the rest)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -34,3 +35,39 @@ def test_detect_reads_the_real_driver_and_gpus() -> None:
     assert any(hit.library == "cuda" for hit in facts.libraries), "libcuda.so.1 must be findable"
     if facts.torch is not None and facts.torch.cuda_version:
         assert any(hit.source == "torch" for hit in facts.libraries), "torch's CUDA wheels were not found"
+
+
+def _visible_count(env_value: str, variable: str = "CUDA_VISIBLE_DEVICES") -> int:
+    env = {key: value for key, value in os.environ.items() if key != variable} | {variable: env_value}
+    result = subprocess.run(
+        [sys.executable, "-m", "provisioner", "detect", "--json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return sum(gpu.visible for gpu in HostFacts.from_dict(json.loads(result.stdout)).gpus)
+
+
+def _cuda_count(env_value: str) -> int:
+    """What the CUDA runtime itself sees (through torch, in a fresh process)."""
+    code = "import torch; print(torch.cuda.device_count())"
+    env = os.environ | {"CUDA_VISIBLE_DEVICES": env_value}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout.strip().splitlines()[-1])
+
+
+def test_visibility_agrees_with_the_cuda_runtime() -> None:
+    """CUDA_VISIBLE_DEVICES values, including a MIG UUID no GPU has: detect counts what CUDA counts."""
+    pytest.importorskip("torch")
+    uuid = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "provisioner", "detect", "--json"], cwd=REPO, capture_output=True, text=True
+        ).stdout
+    )["gpus"][0]["uuid"]
+    values = ["0", "", "-1", "0,-1", "7", uuid[:12], uuid, "MIG-00000000-0000-0000-0000-000000000000", f"{uuid},0"]
+    seen = {value: (_visible_count(value), _cuda_count(value)) for value in values}
+    assert all(ours == cuda for ours, cuda in seen.values()), seen

@@ -175,6 +175,7 @@ def test_reads_driver_cuda_and_every_gpu() -> None:
         uuid="GPU-aaaa0-1111",
         pci_bus_id="00000000:18:00.0",
         visible=True,
+        mig_uuids=(),  # NVML: MIG not supported
     )
     assert (second.name, second.compute_capability, second.memory_mib, second.pci_bus_id) == (
         "NVIDIA GeForce RTX 3090",
@@ -375,7 +376,33 @@ def test_a_mig_instance_keeps_its_gpu_visible(variable: str, value: str, expecte
     assert visible(probe.read_driver(nvml=FakeNvml(devices), env={variable: value}).gpus) == expected
 
 
-def test_a_mig_instance_nvml_did_not_list_hides_nothing() -> None:
-    """MIG off or unreadable everywhere (procfs, an old host file): which GPU it belongs to is unknown."""
-    gpus = probe.read_driver(nvml=FakeNvml(four_gpus()), env={"CUDA_VISIBLE_DEVICES": MIG_A}).gpus
+def test_a_mig_instance_no_gpu_has_hides_them_all_as_in_cuda() -> None:
+    """Every GPU answered (MIG off, or not supported): CUDA finds no such device, so none is visible."""
+    gpus = probe.read_driver(nvml=FakeNvml(mig_host()), env={"CUDA_VISIBLE_DEVICES": MIG_A.replace("a", "f")}).gpus
+    assert [gpu.mig_uuids for gpu in gpus] == [(), (MIG_A, MIG_B), ()]
+    assert visible(gpus) == []
+
+
+class NvmlWithoutMig(FakeNvml):
+    """An nvidia-ml-py that fails the MIG query for GPU 1 (or an old one without it: see the next test)."""
+
+    def nvmlDeviceGetMigMode(self, handle: FakeDevice) -> tuple[int, int]:
+        if handle is self.devices[1]:
+            raise NVMLError("Unknown Error")
+        return super().nvmlDeviceGetMigMode(handle)
+
+
+def test_a_mig_instance_of_a_gpu_nvml_could_not_read_keeps_that_gpu() -> None:
+    """Which GPU the instance belongs to is unknown: the GPUs that might own it are not marked hidden."""
+    gpus = probe.read_driver(nvml=NvmlWithoutMig(four_gpus()), env={"CUDA_VISIBLE_DEVICES": MIG_A}).gpus
+    assert [gpu.mig_uuids for gpu in gpus] == [(), None, (), ()]
+    assert visible(gpus) == [1]
+    gpus = probe.read_driver(nvml=OldNvml(four_gpus()), env={"NVIDIA_VISIBLE_DEVICES": MIG_A}).gpus
+    assert [gpu.mig_uuids for gpu in gpus] == [None] * 4
     assert visible(gpus) == [0, 1, 2, 3]
+
+
+class OldNvml(FakeNvml):
+    """An nvidia-ml-py from before MIG."""
+
+    nvmlDeviceGetMigMode = None  # type: ignore[assignment]
