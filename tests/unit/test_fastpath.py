@@ -146,6 +146,7 @@ END_TO_END = [
     ["plan", "--driver", "abc", "--gpu-cc", "9.0"],
     ["plan", "--json", "--format", "pip", "--driver", "580", "--gpu-cc", "9.0"],
     ["plan", "--host", "/nonexistent/host.json"],
+    ["plan", "--json"],  # this machine, probed
 ]
 
 
