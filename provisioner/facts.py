@@ -95,6 +95,7 @@ class RuntimeEnvironment:
     wsl: bool = False
     cuda_visible_devices: str | None = None
     nvidia_visible_devices: str | None = None
+    cuda_device_order: str | None = None  # PCI_BUS_ID: CUDA numbers GPUs as NVML does; else fastest first
 
 
 @dataclass(frozen=True)

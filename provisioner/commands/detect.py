@@ -155,6 +155,7 @@ def render_summary(facts: HostFacts) -> str:
     for variable, value in (
         ("CUDA_VISIBLE_DEVICES", env.cuda_visible_devices),
         ("NVIDIA_VISIBLE_DEVICES", env.nvidia_visible_devices),
+        ("CUDA_DEVICE_ORDER", env.cuda_device_order),
     ):
         if value is not None:
             lines.append(f"  {variable}={value!r}")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from provisioner.facts import DriverInfo, Gpu
+from provisioner.probe import cuda_order
 
 PROC_DRIVER = Path("proc/driver/nvidia")
 _NVRM_VERSION = re.compile(r"NVRM version:.*?\s(\d+\.\d+(?:\.\d+)?)\s")
@@ -65,7 +66,27 @@ def read_driver(
     if report is None:
         report = DriverReport(DriverInfo(present=False, source="none", error=nvml_error))
     gpus = apply_visibility(report.gpus, env.get("CUDA_VISIBLE_DEVICES"), env.get("NVIDIA_VISIBLE_DEVICES"))
+    if cuda_order.order_is_ambiguous(report.gpus, env.get("CUDA_VISIBLE_DEVICES"), env.get("CUDA_DEVICE_ORDER")):
+        gpus, problem = _visible_in_cuda_order(report.gpus, gpus, env)
+        if problem:
+            return replace(report, gpus=gpus, errors=report.errors + (problem,))
     return replace(report, gpus=gpus)
+
+
+def _visible_in_cuda_order(
+    gpus: tuple[Gpu, ...], by_nvml_order: tuple[Gpu, ...], env: dict[str, str]
+) -> tuple[tuple[Gpu, ...], str | None]:
+    """Visibility as the CUDA driver itself reports it (a child process), else NVML's order and why."""
+    bus_ids, why = cuda_order.cuda_bus_ids(env)
+    mapped = cuda_order.visible_by_bus_id(gpus, bus_ids) if bus_ids is not None else None
+    if mapped is not None:
+        return mapped, None
+    return by_nvml_order, (
+        f"CUDA_VISIBLE_DEVICES={env.get('CUDA_VISIBLE_DEVICES')!r} counts these different GPUs fastest first "
+        f"(CUDA_DEVICE_ORDER is not PCI_BUS_ID), and the CUDA driver could not say which it names "
+        f"({why or 'it lists a device NVML does not'}): nvidia-smi's order assumed; "
+        "export CUDA_DEVICE_ORDER=PCI_BUS_ID to make both orders agree"
+    )
 
 
 def nvml_library_loadable() -> bool:

@@ -128,4 +128,5 @@ def read_environment(root: Path = Path("/"), env: dict[str, str] | None = None) 
         wsl=detect_wsl(root),
         cuda_visible_devices=env.get("CUDA_VISIBLE_DEVICES"),
         nvidia_visible_devices=env.get("NVIDIA_VISIBLE_DEVICES"),
+        cuda_device_order=env.get("CUDA_DEVICE_ORDER"),
     )

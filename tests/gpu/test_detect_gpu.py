@@ -71,3 +71,18 @@ def test_visibility_agrees_with_the_cuda_runtime() -> None:
     values = ["0", "", "-1", "0,-1", "7", uuid[:12], uuid, "MIG-00000000-0000-0000-0000-000000000000", f"{uuid},0"]
     seen = {value: (_visible_count(value), _cuda_count(value)) for value in values}
     assert all(ours == cuda for ours, cuda in seen.values()), seen
+
+
+def test_the_cuda_driver_names_the_gpus_nvml_reads() -> None:
+    """The CUDA driver query (a child process, ctypes on the real libcuda.so.1) finds NVML's GPUs by PCI bus id."""
+    from provisioner.probe import cuda_order
+    from provisioner.probe.nvml import read_driver
+
+    gpus = read_driver(env={}).gpus
+    env = {key: value for key, value in os.environ.items() if key != "CUDA_VISIBLE_DEVICES"}
+    bus_ids, why = cuda_order.cuda_bus_ids(env)
+    assert why is None and bus_ids is not None and len(bus_ids) == len(gpus)
+    assert {cuda_order.bus_id_key(b) for b in bus_ids} == {cuda_order.bus_id_key(g.pci_bus_id) for g in gpus}
+    mapped = cuda_order.visible_by_bus_id(gpus, bus_ids)
+    assert mapped is not None and all(gpu.visible for gpu in mapped)
+    assert cuda_order.cuda_bus_ids(env | {"CUDA_VISIBLE_DEVICES": "-1"}) == ((), None)

@@ -11,7 +11,8 @@ import pytest
 
 from provisioner.facts import HostFacts
 from provisioner.probe import detect_host
-from tests.unit.test_probe_nvml import FakeNvml, h100
+from tests.support.fake_nvml import FakeNvml
+from tests.unit.test_probe_nvml import h100
 from tests.unit.test_probe_packages import CPU_BUILD_INFO, TORCH_VERSION_PY, install_dist
 
 

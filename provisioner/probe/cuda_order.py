@@ -1,0 +1,106 @@
+"""CUDA's own answer to "which GPUs does CUDA_VISIBLE_DEVICES leave?", where NVML's numbering cannot say.
+
+CUDA numbers devices fastest first (CUDA_DEVICE_ORDER=FASTEST_FIRST, the default, by a heuristic NVIDIA does
+not document); NVML and nvidia-smi number them by PCI bus. For identical GPUs the difference does not matter
+to a plan. For different ones ("an RTX 3090 and a GT 710"), `CUDA_VISIBLE_DEVICES=0` may name either, and
+planning for the wrong one rejects builds the GPU in use runs. Then a child process asks the CUDA driver
+itself (libcuda through ctypes: cuInit, cuDeviceGetCount, cuDeviceGet, cuDeviceGetPCIBusId): the PCI bus ids
+of the devices CUDA sees name the GPUs for certain. The driver runs in the child, never in ortprov's process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import replace
+
+from provisioner.facts import Gpu
+
+CHILD = r"""
+import ctypes, json, sys
+try:
+    cuda = ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
+except OSError as exc:
+    print(json.dumps({"error": "the CUDA driver library cannot be loaded: %s" % exc}))
+    raise SystemExit(0)
+status = cuda.cuInit(0)
+if status == 100:  # CUDA_ERROR_NO_DEVICE: CUDA_VISIBLE_DEVICES leaves none
+    print(json.dumps({"bus_ids": []}))
+    raise SystemExit(0)
+if status != 0:
+    print(json.dumps({"error": "cuInit failed with CUresult %d" % status}))
+    raise SystemExit(0)
+count = ctypes.c_int(0)
+cuda.cuDeviceGetCount(ctypes.byref(count))
+bus_ids = []
+for ordinal in range(count.value):
+    device = ctypes.c_int(0)
+    buffer = ctypes.create_string_buffer(64)
+    if cuda.cuDeviceGet(ctypes.byref(device), ordinal) or cuda.cuDeviceGetPCIBusId(buffer, 64, device):
+        print(json.dumps({"error": "cannot read the PCI bus id of CUDA device %d" % ordinal}))
+        raise SystemExit(0)
+    bus_ids.append(buffer.value.decode("ascii", "replace"))
+print(json.dumps({"bus_ids": bus_ids}))
+"""
+
+_BUS_ID = re.compile(r"^(?:([0-9a-fA-F]+):)?([0-9a-fA-F]+):([0-9a-fA-F]+)\.([0-7])$")
+
+
+def order_is_ambiguous(gpus: tuple[Gpu, ...], cuda_visible_devices: str | None, cuda_device_order: str | None) -> bool:
+    """True when CUDA_VISIBLE_DEVICES names GPUs by index, CUDA numbers them fastest first, and the GPUs it
+    counts among differ (by model or compute capability): NVML's order cannot tell which it names."""
+    if cuda_visible_devices is None or (cuda_device_order or "").strip().upper() == "PCI_BUS_ID":
+        return False
+    tokens = [token.strip() for token in cuda_visible_devices.split(",") if token.strip()]
+    if not any(token.isdigit() for token in tokens):
+        return False
+    return len({(gpu.name, gpu.compute_capability) for gpu in gpus}) > 1
+
+
+def bus_id_key(text: str | None) -> tuple[int, int, int, int] | None:
+    """NVML's "00000000:18:00.0" and CUDA's "0000:18:00.0" as (domain, bus, device, function)."""
+    match = _BUS_ID.match((text or "").strip())
+    if not match:
+        return None
+    domain, bus, device, function = match.groups()
+    return int(domain or "0", 16), int(bus, 16), int(device, 16), int(function)
+
+
+def cuda_bus_ids(env: dict[str, str], timeout: float = 20.0) -> tuple[tuple[str, ...] | None, str | None]:
+    """(the PCI bus ids of the devices CUDA sees with `env`, in CUDA's order; None and why when it cannot say)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", CHILD],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            start_new_session=os.name != "nt",
+        )
+    except subprocess.TimeoutExpired:
+        return None, f"the CUDA driver did not answer within {timeout:.0f} s"
+    except OSError as exc:
+        return None, f"cannot start {sys.executable}: {exc}"
+    lines = done.stdout.strip().splitlines()
+    try:
+        answer = json.loads(lines[-1]) if lines else {}
+    except ValueError:
+        answer = {}
+    if isinstance(answer.get("bus_ids"), list):
+        return tuple(str(item) for item in answer["bus_ids"]), None
+    if done.returncode < 0:
+        return None, f"the CUDA driver query died with signal {-done.returncode}"
+    return None, str(answer.get("error") or f"the CUDA driver query failed (exit {done.returncode})")
+
+
+def visible_by_bus_id(gpus: tuple[Gpu, ...], bus_ids: tuple[str, ...]) -> tuple[Gpu, ...] | None:
+    """The GPUs with `visible` set from CUDA's list; None when a GPU's bus id is unknown or CUDA lists a
+    device NVML does not (then the answer cannot be mapped)."""
+    keys = [bus_id_key(gpu.pci_bus_id) for gpu in gpus]
+    seen = {bus_id_key(text) for text in bus_ids}
+    if None in keys or None in seen or not seen <= set(keys):
+        return None
+    return tuple(replace(gpu, visible=key in seen) for gpu, key in zip(gpus, keys, strict=True))
