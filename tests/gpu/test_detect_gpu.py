@@ -17,28 +17,11 @@ pytestmark = pytest.mark.gpu
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_detect_reads_the_real_driver_and_gpus() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "provisioner", "detect", "--json"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    facts = HostFacts.from_dict(json.loads(result.stdout))
-    assert facts.driver.present and facts.driver.source == "nvml" and facts.driver.error is None
-    assert re.fullmatch(r"\d+\.\d+(\.\d+)?", facts.driver.version or "")
-    assert re.fullmatch(r"\d+\.\d", facts.driver.cuda_version or "")
-    assert facts.gpus and all(re.fullmatch(r"\d+\.\d", gpu.compute_capability or "") for gpu in facts.gpus)
-    assert all((gpu.memory_mib or 0) > 1000 and gpu.uuid for gpu in facts.gpus)
-    assert any(hit.library == "cuda" for hit in facts.libraries), "libcuda.so.1 must be findable"
-    if facts.torch is not None and facts.torch.cuda_version:
-        assert any(hit.source == "torch" for hit in facts.libraries), "torch's CUDA wheels were not found"
-
-
-def _visible_count(env_value: str, variable: str = "CUDA_VISIBLE_DEVICES") -> int:
-    env = {key: value for key, value in os.environ.items() if key != variable} | {variable: env_value}
+def detect(cuda_visible_devices: str | None = None) -> HostFacts:
+    """`ortprov detect --json` in a fresh process, with CUDA_VISIBLE_DEVICES unset or set to the value."""
+    env = {key: value for key, value in os.environ.items() if key != "CUDA_VISIBLE_DEVICES"}
+    if cuda_visible_devices is not None:
+        env["CUDA_VISIBLE_DEVICES"] = cuda_visible_devices
     result = subprocess.run(
         [sys.executable, "-m", "provisioner", "detect", "--json"],
         cwd=REPO,
@@ -48,7 +31,19 @@ def _visible_count(env_value: str, variable: str = "CUDA_VISIBLE_DEVICES") -> in
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    return sum(gpu.visible for gpu in HostFacts.from_dict(json.loads(result.stdout)).gpus)
+    return HostFacts.from_dict(json.loads(result.stdout))
+
+
+def test_detect_reads_the_real_driver_and_gpus() -> None:
+    facts = detect()
+    assert facts.driver.present and facts.driver.source == "nvml" and facts.driver.error is None
+    assert re.fullmatch(r"\d+\.\d+(\.\d+)?", facts.driver.version or "")
+    assert re.fullmatch(r"\d+\.\d", facts.driver.cuda_version or "")
+    assert facts.gpus and all(re.fullmatch(r"\d+\.\d", gpu.compute_capability or "") for gpu in facts.gpus)
+    assert all((gpu.memory_mib or 0) > 1000 and gpu.uuid for gpu in facts.gpus)
+    assert any(hit.library == "cuda" for hit in facts.libraries), "libcuda.so.1 must be findable"
+    if facts.torch is not None and facts.torch.cuda_version:
+        assert any(hit.source == "torch" for hit in facts.libraries), "torch's CUDA wheels were not found"
 
 
 def _cuda_count(env_value: str) -> int:
@@ -63,13 +58,9 @@ def _cuda_count(env_value: str) -> int:
 def test_visibility_agrees_with_the_cuda_runtime() -> None:
     """CUDA_VISIBLE_DEVICES values, including a MIG UUID no GPU has: detect counts what CUDA counts."""
     pytest.importorskip("torch")
-    uuid = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "provisioner", "detect", "--json"], cwd=REPO, capture_output=True, text=True
-        ).stdout
-    )["gpus"][0]["uuid"]
+    uuid = str(detect().gpus[0].uuid)
     values = ["0", "", "-1", "0,-1", "7", uuid[:12], uuid, "MIG-00000000-0000-0000-0000-000000000000", f"{uuid},0"]
-    seen = {value: (_visible_count(value), _cuda_count(value)) for value in values}
+    seen = {value: (sum(gpu.visible for gpu in detect(value).gpus), _cuda_count(value)) for value in values}
     assert all(ours == cuda for ours, cuda in seen.values()), seen
 
 
