@@ -79,8 +79,6 @@ def render(
     validate_plan(plan)
     if fmt in ("pip", "uv"):
         return render_commands(plan, fmt, python=python)
-    if fmt in ("requirements", "conda"):
-        _refuse_separate_installs(plan, fmt)
     if fmt == "requirements":
         if hashes and index_digests is None:
             from provisioner.hashes import pinned_digests
@@ -90,26 +88,6 @@ def render(
     if fmt == "conda":
         return render_conda(plan, _require(matrix, "conda"))
     return render_dockerfile(plan, _require(matrix, "dockerfile"), base=base, base_image=base_image)
-
-
-def _refuse_separate_installs(plan: Plan, fmt: str) -> None:
-    """BadInput when the install steps need separate pip runs: a requirements file (and conda's pip section) is
-    one run with one set of index options and no per-package --no-deps. Merged, the feed build's index would
-    serve every requirement, or PyPI's same-numbered build for another CUDA could win."""
-    installs = [step for step in plan.steps if step.kind == "install"]
-    options = {(s.index_url, s.extra_index_urls, s.find_links, s.no_index) for s in installs}
-    if len(installs) < 2 or (len(options) == 1 and not any(s.no_deps for s in installs)):
-        return
-    alone = next((s for s in installs if s.no_deps), None) or next((s for s in installs if s.index_url), installs[0])
-    where = f"from {alone.index_url}" if alone.index_url else "on its own"
-    deps = " with --no-deps" if alone.no_deps else ""
-    what = "a requirements file" if fmt == "requirements" else "an environment.yml (its pip section is one pip run)"
-    raise BadInput(
-        f"this plan installs {', '.join(alone.packages)} {where}{deps}, then the rest in another pip run: "
-        f"{what} cannot say that",
-        hint="use --format pip, uv or dockerfile (they run the steps in order), or a build from PyPI "
-        "(a newer --ort, or another --cuda)",
-    )
 
 
 def _require(matrix: Matrix | None, fmt: str) -> Matrix:
@@ -267,7 +245,7 @@ def render_requirements(
             lines.append("# a requirements file cannot remove packages; run this first:")
             lines.append(f"#   {one_line(command_line(step_argv(step, 'pip', python), windows))}")
     installs = [step for step in plan.steps if step.kind == "install"]
-    lines += _index_options(installs)
+    lines += _one_run_options(installs, "a requirements file")
     if pinned is None:
         for step in installs:
             if step.description:
@@ -288,18 +266,32 @@ def render_requirements(
     return "\n".join(lines) + "\n"
 
 
-def _index_options(installs: Sequence[Step]) -> list[str]:
-    """--index-url / --extra-index-url / --find-links / --no-index lines (a requirements file has one set)."""
-    primary = [s.index_url for s in installs if s.index_url]
-    lines: list[str] = []
-    if primary:
-        lines.append(f"--index-url {primary[0]}")
-    extras = [url for s in installs for url in s.extra_index_urls] + primary[1:]
-    lines += [f"--extra-index-url {url}" for url in dict.fromkeys(extras)]
-    if any(s.no_index for s in installs):
+def _one_run_options(installs: Sequence[Step], what: str) -> list[str]:
+    """The install steps' --index-url / --extra-index-url / --no-index / --find-links lines. `what` (a
+    requirements file, conda's pip section) is one pip run, with one set of options and no per-package
+    --no-deps: steps that need separate runs (a side-feed build with --no-deps, then PyPI) are refused, since
+    merged, the feed would serve every requirement, or PyPI's same-numbered build for another CUDA could win."""
+    if not installs:
+        return []
+    options = {(s.index_url, s.extra_index_urls, s.find_links, s.no_index) for s in installs}
+    if len(installs) > 1 and (len(options) > 1 or any(s.no_deps for s in installs)):
+        alone = next((s for s in installs if s.no_deps), None) or next(
+            (s for s in installs if s.index_url), installs[0]
+        )
+        where = f"from {alone.index_url}" if alone.index_url else "on its own"
+        deps = " with --no-deps" if alone.no_deps else ""
+        raise BadInput(
+            f"this plan installs {', '.join(alone.packages)} {where}{deps}, then the rest in another pip run: "
+            f"{what} cannot say that",
+            hint="use --format pip, uv or dockerfile (they run the steps in order), or a build from PyPI "
+            "(a newer --ort, or another --cuda)",
+        )
+    step = installs[0]
+    lines = [f"--index-url {step.index_url}"] if step.index_url else []
+    lines += [f"--extra-index-url {url}" for url in dict.fromkeys(step.extra_index_urls)]
+    if step.no_index:
         lines.append("--no-index")
-    lines += [f"--find-links {loc}" for s in installs for loc in dict.fromkeys(s.find_links)]
-    return lines
+    return lines + [f"--find-links {location}" for location in dict.fromkeys(step.find_links)]
 
 
 def _normalize(name: str) -> str:
@@ -332,7 +324,7 @@ def render_conda(plan: Plan, matrix: Matrix) -> str:
         _conda_spec(name, plan) for name in cuda_major.conda_packages
     ]
     installs = [step for step in plan.steps if step.kind == "install"]
-    pip_lines = _index_options(installs) + [
+    pip_lines = _one_run_options(installs, "an environment.yml (its pip section is one pip run)") + [
         req for step in installs for req in _without_nvidia_wheels(step.packages, plan.package)
     ]
     era = "cudatoolkit + cudnn" if "cudatoolkit" in cuda_major.conda_packages else "cuda-version + split packages"
