@@ -125,17 +125,21 @@ def step_argv(step: Step, tool: str, python: str = "python", *, break_system_pac
         raise ValueError(f"unknown installer {tool!r}")
     if step.kind != "install":
         raise ValueError(f"unknown step kind {step.kind!r}")
-    if step.index_url:
-        argv += ["--index-url", step.index_url]
+    return [*argv, *source_options(step), *step.packages]
+
+
+def source_options(step: Step) -> list[str]:
+    """Where an install step's packages come from, as pip/uv options (pip download takes the same)."""
+    options = ["--index-url", step.index_url] if step.index_url else []
     for url in step.extra_index_urls:
-        argv += ["--extra-index-url", url]
+        options += ["--extra-index-url", url]
     if step.no_deps:
-        argv.append("--no-deps")
+        options.append("--no-deps")
     if step.no_index:
-        argv.append("--no-index")
+        options.append("--no-index")
     for location in step.find_links:
-        argv += ["--find-links", location]
-    return [*argv, *step.packages]
+        options += ["--find-links", location]
+    return options
 
 
-__all__ = ["Request", "Rejection", "LibraryPin", "Step", "Plan", "step_argv"]
+__all__ = ["Request", "Rejection", "LibraryPin", "Step", "Plan", "step_argv", "source_options"]

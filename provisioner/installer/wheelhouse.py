@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from provisioner.plan import Plan, Step
+from provisioner.plan import Plan, Step, source_options
 
 PLAN_FILE = "plan.json"
 
@@ -37,7 +37,7 @@ def platform_tags(platform: str, glibc: str | None = None) -> list[str]:
 def download_argv(
     step: Step, dest: Path, python_version: str, platforms: list[str], python: str = sys.executable
 ) -> list[str]:
-    """The `pip download` command for one install step."""
+    """The `pip download` command for one install step, from the same sources (and --no-deps) as installing it."""
     argv = [
         python,
         "-m",
@@ -53,15 +53,7 @@ def download_argv(
     ]
     for tag in platforms:
         argv += ["--platform", tag]
-    if step.index_url:
-        argv += ["--index-url", step.index_url]
-    for url in step.extra_index_urls:
-        argv += ["--extra-index-url", url]
-    if step.no_index:
-        argv.append("--no-index")
-    for location in step.find_links:
-        argv += ["--find-links", location]
-    return [*argv, *step.packages]
+    return [*argv, *source_options(step), *step.packages]
 
 
 def target_of(plan: Plan) -> tuple[str | None, str | None, str | None]:

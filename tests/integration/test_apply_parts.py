@@ -102,6 +102,9 @@ def test_download_argv_targets_another_python_and_platform() -> None:
     assert argv[argv.index("--python-version") + 1] == "3.12"
     assert argv[argv.index("--platform") + 1] == "manylinux_2_28_x86_64"
     assert argv[-3:] == ["--index-url", "http://mirror/simple", "onnxruntime-gpu[cuda,cudnn]==1.31.1"]
+    feed = Step("install", ("onnxruntime-gpu==1.18.0",), index_url="http://feed/simple", no_deps=True)
+    argv = download_argv(feed, Path("/wh"), "3.10", ["manylinux_2_28_x86_64"], python="py")
+    assert argv[-4:] == ["--index-url", "http://feed/simple", "--no-deps", "onnxruntime-gpu==1.18.0"]  # as apply
 
 
 # -- snapshot: a real tree, changed in every way an installer changes it --------------------------------------
