@@ -18,7 +18,13 @@ from provisioner.installer.runner import print_err
 from provisioner.installer.steps import Command, canonical
 from provisioner.installer.target import Target, inspect_python, venv_python
 from provisioner.installer.tools import find_conda_tool
-from provisioner.installer.transaction import ApplyResult, ApplySettings, confirm_removals, run_commands
+from provisioner.installer.transaction import (
+    ApplyResult,
+    ApplySettings,
+    confirm_removals,
+    run_commands,
+    uninstall_removals,
+)
 from provisioner.plan import Plan, Step, step_argv
 
 
@@ -164,11 +170,5 @@ def run_conda_apply(
         for command in commands:
             print_err(f"  [{command.number}/{len(commands)}] " + (command.skipped or shlex.join(command.argv)))
         return ApplyResult("dry-run", python=target.python, installer=settings.tool)
-    removals = [
-        f"- {p}=={installed[canonical(p)]}"
-        for c in commands
-        if c.step.kind == "uninstall" and not c.skipped
-        for p in c.step.packages
-    ]
-    confirm_removals(removals, settings)
+    confirm_removals(uninstall_removals(commands, installed), settings)
     return run_commands(commands, target, installed, settings)

@@ -212,14 +212,19 @@ def apply_plan(plan: Plan, target: Target, installed: Distributions, settings: A
         return ApplyResult("unchanged", steps=steps, seconds=time.monotonic() - start, **base)
     removals = [str(c) for c in (predicted or ()) if c.before is not None]
     if predicted is None:  # no prediction: at least the uninstall steps are known to remove
-        removals = [
-            f"- {name}=={installed[canonical(name)]}"
-            for c in commands
-            if c.step.kind == "uninstall" and not c.skipped
-            for name in c.step.packages
-        ]
+        removals = uninstall_removals(commands, installed)
     confirm_removals(removals, settings)
     return _transaction(commands, target, installed, settings, start, base)
+
+
+def uninstall_removals(commands: list[Command], installed: Distributions) -> list[str]:
+    """ "- name==version" for each package the uninstall steps that will run remove."""
+    return [
+        f"- {name}=={installed[canonical(name)]}"
+        for command in commands
+        if command.step.kind == "uninstall" and not command.skipped
+        for name in command.step.packages
+    ]
 
 
 def confirm_removals(removals: list[str], settings: ApplySettings) -> None:
