@@ -652,15 +652,12 @@ def gpu_provider_list(provider: str, device_id: int, tf32_off: bool) -> list:
     return [("CUDAExecutionProvider", cuda_options), "CPUExecutionProvider"]
 
 
-def check_model(
-    ort: Any, np: Any, args: argparse.Namespace, model: str, label: str, builtin: bool, result: dict[str, Any]
-) -> dict:
-    """GPU session vs CPU session on one model: provider order, agreement, timings, libraries touched."""
-    gpu_name = GPU_PROVIDERS[args.provider]
+def new_check(result: dict[str, Any], label: str, model: str, providers: list[str]) -> dict[str, Any]:
+    """A check's record, appended to the result before the check runs."""
     check: dict[str, Any] = {
         "model": label,
         "path": model,
-        "providers_requested": [gpu_name, "CPUExecutionProvider"],
+        "providers_requested": providers,
         "providers_session": [],
         "gpu_first": False,
         "tf32": None,
@@ -671,6 +668,15 @@ def check_model(
         "error": None,
     }
     result["checks"].append(check)
+    return check
+
+
+def check_model(
+    ort: Any, np: Any, args: argparse.Namespace, model: str, label: str, builtin: bool, result: dict[str, Any]
+) -> dict:
+    """GPU session vs CPU session on one model: provider order, agreement, timings, libraries touched."""
+    gpu_name = GPU_PROVIDERS[args.provider]
+    check = new_check(result, label, model, [gpu_name, "CPUExecutionProvider"])
 
     def feeds_fn(session: Any) -> dict:
         return make_inputs(session, args.dims, np, result, label)
@@ -747,20 +753,7 @@ def fft_check(ort: Any, np: Any, args: argparse.Namespace, result: dict[str, Any
     """Rfft (com.microsoft, CUDA-only kernel) against numpy: proves cuFFT loads and works."""
     model = os.path.join(MODELS_DIR, "check_fft.onnx")
     gpu_name = GPU_PROVIDERS[args.provider]
-    check: dict[str, Any] = {
-        "model": "builtin:fft",
-        "path": model,
-        "providers_requested": [gpu_name],
-        "providers_session": [],
-        "gpu_first": False,
-        "tf32": None,
-        "gpu": None,
-        "cpu": None,
-        "comparison": None,
-        "libraries_after": [],
-        "error": None,
-    }
-    result["checks"].append(check)
+    check = new_check(result, "builtin:fft", model, [gpu_name])
     stage("session:builtin:fft")
     try:
         run = timed_session(
