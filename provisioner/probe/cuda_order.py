@@ -11,12 +11,12 @@ of the devices CUDA sees name the GPUs for certain. The driver runs in the child
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 from dataclasses import replace
 
+from provisioner.childproc import kill_group
 from provisioner.facts import Gpu
 
 CHILD = r"""
@@ -72,28 +72,33 @@ def bus_id_key(text: str | None) -> tuple[int, int, int, int] | None:
 def cuda_bus_ids(env: dict[str, str], timeout: float = 20.0) -> tuple[tuple[str, ...] | None, str | None]:
     """(the PCI bus ids of the devices CUDA sees with `env`, in CUDA's order; None and why when it cannot say)."""
     try:
-        done = subprocess.run(
+        process = subprocess.Popen(
             [sys.executable, "-I", "-c", CHILD],
             env=env,
-            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=timeout,
-            start_new_session=os.name != "nt",
+            start_new_session=True,
         )
-    except subprocess.TimeoutExpired:
-        return None, f"the CUDA driver did not answer within {timeout:.0f} s"
     except OSError as exc:
         return None, f"cannot start {sys.executable}: {exc}"
-    lines = done.stdout.strip().splitlines()
+    try:
+        stdout, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(process)
+        process.communicate()
+        return None, f"the CUDA driver did not answer within {timeout:.0f} s"
+    lines = stdout.strip().splitlines()
     try:
         answer = json.loads(lines[-1]) if lines else {}
     except ValueError:
         answer = {}
     if isinstance(answer.get("bus_ids"), list):
         return tuple(str(item) for item in answer["bus_ids"]), None
-    if done.returncode < 0:
-        return None, f"the CUDA driver query died with signal {-done.returncode}"
-    return None, str(answer.get("error") or f"the CUDA driver query failed (exit {done.returncode})")
+    if process.returncode < 0:
+        return None, f"the CUDA driver query died with signal {-process.returncode}"
+    return None, str(answer.get("error") or f"the CUDA driver query failed (exit {process.returncode})")
 
 
 def visible_by_bus_id(gpus: tuple[Gpu, ...], bus_ids: tuple[str, ...]) -> tuple[Gpu, ...] | None:

@@ -124,15 +124,9 @@ class PackageProbe:
 
 def _kill_tree(process: subprocess.Popen[str]) -> None:
     """Kill the probe and everything it started (its own session on POSIX), then reap it."""
-    if os.name == "posix":
-        import signal
+    from provisioner.childproc import kill_group
 
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except OSError:
-            process.kill()
-    else:
-        process.kill()
+    kill_group(process)
     with contextlib.suppress(subprocess.TimeoutExpired):  # a grandchild outside the session holds the pipes
         process.communicate(timeout=5)
 

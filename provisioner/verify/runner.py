@@ -15,6 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from provisioner.childproc import kill_group
 from provisioner.errors import BadInput
 from provisioner.verify.report import Failure, VerifyReport
 
@@ -145,7 +146,7 @@ def _run_child(
         out, err = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(process)
+        kill_group(process)
         out, err = process.communicate()
     duration = round(time.monotonic() - started, 3)
     stderr_text = err.decode("utf-8", "replace")
@@ -201,13 +202,6 @@ def _replace(report: VerifyReport, **changes: object) -> VerifyReport:
     import dataclasses
 
     return dataclasses.replace(report, **changes)  # type: ignore[arg-type]
-
-
-def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, AttributeError):
-        process.kill()
 
 
 def _signal_name(number: int) -> str:
