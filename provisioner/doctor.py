@@ -13,7 +13,7 @@ from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
 from provisioner.findings import Finding, merge_findings
 from provisioner.logpatterns import Fixes, analyze_log
-from provisioner.plan import Plan, step_argv
+from provisioner.plan import LOADER_HOOK, Plan, step_argv
 from provisioner.verify.report import Failure, VerifyReport
 
 __all__ = ["Finding", "analyze_log", "diagnose", "is_healthy"]
@@ -239,7 +239,8 @@ def _library_findings(facts: HostFacts, gpu: OrtDist, fixes: Fixes) -> list[Find
                 )
             )
             continue
-        if not any(h.source in LOADER_SOURCES for h in matching):
+        reachable = LOADER_SOURCES | ({"pip"} if facts.python and facts.python.loader_hook else set())
+        if not any(h.source in reachable for h in matching):
             found.append(
                 Finding(
                     "library-not-on-path",
@@ -307,11 +308,23 @@ def _from_report(report: VerifyReport, facts: HostFacts | None, fixes: Fixes) ->
         found.append(
             Finding(
                 "library-not-on-path",
-                "warning",
-                "the GPU session works only after onnxruntime.preload_dlls(): the loader alone does not "
-                "find the NVIDIA libraries",
+                "error",
+                "a plain program runs on the CPU: the GPU session works only after onnxruntime.preload_dlls(), "
+                "the loader alone does not find the NVIDIA libraries",
                 report.attempts,
                 fixes.for_code("library-not-on-path"),
+            )
+        )
+    hook = report.loader_hook
+    if hook is not None and hook.failed:
+        found.append(
+            Finding(
+                "loader-hook-failed",
+                "error" if not report.ok else "warning",
+                "ortprov's loader hook failed while onnxruntime was imported"
+                + ("" if not report.ok else " (the session found its libraries elsewhere)"),
+                tuple(x for x in (hook.error, *hook.errors) if x),
+                fixes.for_code("loader-hook-failed"),
             )
         )
     if report.static is not None:
@@ -541,8 +554,11 @@ def _with_plan_fix(finding: Finding, plan: Plan, python: str) -> Finding:
     """Where the plan's steps fix the finding, show them as the exact commands."""
     if finding.code not in _PLAN_FIXED or not plan.steps:
         return finding
-    commands = " && ".join(" ".join(_quote(a) for a in step_argv(s, "pip", python)) for s in plan.steps)
-    fix = f"ortprov apply --python {python}  (runs: {commands})"
+    commands = " && ".join(
+        " ".join(_quote(a) for a in step_argv(s, "pip", python)) for s in plan.steps if s.runs_installer
+    )
+    hook = " and installs the loader hook" if any(s.kind == LOADER_HOOK for s in plan.steps) else ""
+    fix = f"ortprov apply --python {python}  (runs: {commands}{hook})"
     return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
 
 

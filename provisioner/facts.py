@@ -79,6 +79,7 @@ class PythonInfo:
     is_conda: bool = False
     externally_managed: bool = False  # PEP 668 marker present
     prefix: str = ""
+    loader_hook: str | None = None  # ortprov's loader hook (site-packages/ortprov-loader.pth), where installed
 
     @property
     def minor(self) -> str:

@@ -34,6 +34,7 @@ _PLANNING: dict[str, tuple[str, Kind]] = {
 OPTIONS: dict[str, dict[str, tuple[str, Kind]]] = {
     "plan": {
         **_PLANNING,
+        "--no-loader-hook": ("no_loader_hook", "flag"),
         "--format": ("fmt", "value"),
         "-f": ("fmt", "value"),
         "--json": ("json_output", "flag"),

@@ -23,6 +23,7 @@ CODES = (
     "cudnn-missing",
     "cuda-library-missing",
     "library-not-on-path",
+    "loader-hook-failed",
     "msvc-runtime-missing",
     "zlibwapi-missing",
     "tensorrt-missing",

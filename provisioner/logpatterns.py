@@ -46,15 +46,20 @@ class Fixes:
                 f'{p} install "onnxruntime-gpu[cuda,cudnn]" and call onnxruntime.preload_dlls()'
             )
         if code == "library-not-on-path":
-            if self.windows:
-                return (
-                    "call onnxruntime.preload_dlls() before creating the session, or add the folder "
-                    "holding the "
-                    "DLL to PATH (os.add_dll_directory for Python >= 3.8)"
-                )
+            by_hand = (
+                "add the folder holding the DLL to PATH"
+                if self.windows
+                else "export LD_LIBRARY_PATH=<folder holding the library>:$LD_LIBRARY_PATH"
+            )
             return (
-                "call onnxruntime.preload_dlls() before creating the session, or "
-                "export LD_LIBRARY_PATH=<folder holding the library>:$LD_LIBRARY_PATH"
+                f"ortprov apply --python {self.python}  (installs the loader hook: a plain `import onnxruntime` "
+                f"then finds the NVIDIA wheels' libraries); in code: call onnxruntime.preload_dlls() before "
+                f"creating the session; or {by_hand}"
+            )
+        if code == "loader-hook-failed":
+            return (
+                f"ortprov verify --python {self.python} --json  shows the hook's status (loader_hook); "
+                f"`ortprov apply --python {self.python}` rewrites the hook"
             )
         if code == "tensorrt-missing":
             return (

@@ -497,3 +497,15 @@ def tensorrt_release(matrix: Matrix, version: str, cuda_major_number: int) -> Te
 def ort_versions(matrix: Matrix) -> tuple[str, ...]:
     """Every onnxruntime-gpu version in the matrix, newest first."""
     return tuple(sorted({b.ort_version for b in matrix.builds}, key=_version_key, reverse=True))
+
+
+def sonames_by_cuda_major(matrix: Matrix) -> dict[str, tuple[str, ...]]:
+    """CUDA major -> every soname a build of that major links or opens by name (the driver's left out):
+    what the loader hook prepares, whichever release of that major is installed later."""
+    table: dict[str, list[str]] = {}
+    for build in sorted(matrix.builds, key=lambda b: _version_key(b.ort_version), reverse=True):
+        names = table.setdefault(str(build.cuda_major), [])
+        for soname in (*build.libraries_linked, *build.libraries_lazy):
+            if soname not in names and not soname.startswith("libcuda.so"):
+                names.append(soname)
+    return {major: tuple(names) for major, names in sorted(table.items())}

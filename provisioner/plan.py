@@ -25,6 +25,7 @@ class Request:
     tensorrt: bool = False
     prefer_existing_libraries: bool = True
     cuda_libraries: str = "wheels"  # wheels: NVIDIA pip wheels; system: CUDA/cuDNN already on the loader path
+    loader_hook: bool = True  # let plain `import onnxruntime` find the NVIDIA wheels' libraries (a .pth hook)
 
 
 @dataclass(frozen=True)
@@ -44,10 +45,17 @@ class LibraryPin:
     reason: str
 
 
+INSTALLER_KINDS = ("uninstall", "install")
+LOADER_HOOK = "loader-hook"  # write the loader hook into the target's site-packages (ortprov does it)
+REMOVE_LOADER_HOOK = "remove-loader-hook"
+STEP_KINDS = (*INSTALLER_KINDS, LOADER_HOOK, REMOVE_LOADER_HOOK)
+
+
 @dataclass(frozen=True)
 class Step:
-    """One installer action. kind: "uninstall" (packages are distribution names) or "install"
-    (packages are requirement strings)."""
+    """One action. kind: "uninstall" (packages are distribution names) or "install" (packages are requirement
+    strings), run by pip or uv; or LOADER_HOOK / REMOVE_LOADER_HOOK (no packages), carried out by ortprov
+    itself: its description says what it does and what code without ortprov must do instead."""
 
     kind: str
     packages: tuple[str, ...]
@@ -57,6 +65,11 @@ class Step:
     find_links: tuple[str, ...] = ()  # --find-links DIR|URL (a wheelhouse, a mirror)
     no_index: bool = False  # --no-index: only find_links (air-gapped installs)
     no_deps: bool = False  # --no-deps: this package alone (a build from a side feed)
+
+    @property
+    def runs_installer(self) -> bool:
+        """True for the pip/uv steps (step_argv builds their command)."""
+        return self.kind in INSTALLER_KINDS
 
 
 @dataclass(frozen=True)
@@ -124,7 +137,7 @@ def step_argv(step: Step, tool: str, python: str = "python", *, break_system_pac
     else:
         raise ValueError(f"unknown installer {tool!r}")
     if step.kind != "install":
-        raise ValueError(f"unknown step kind {step.kind!r}")
+        raise ValueError(f"step kind {step.kind!r} is not run by an installer")
     return [*argv, *source_options(step), *step.packages]
 
 
@@ -142,4 +155,29 @@ def source_options(step: Step) -> list[str]:
     return options
 
 
-__all__ = ["Request", "Rejection", "LibraryPin", "Step", "Plan", "step_argv", "source_options"]
+def step_summary(step: Step, tool: str = "pip", python: str = "python") -> str:
+    """One line for people: the exact command of an installer step, or what an ortprov step does."""
+    if step.runs_installer:
+        import shlex
+
+        return shlex.join(step_argv(step, tool, python))
+    if step.kind == LOADER_HOOK:
+        return "ortprov: install the loader hook in site-packages (ortprov-loader.pth, _ortprov_loader/)"
+    if step.kind == REMOVE_LOADER_HOOK:
+        return "ortprov: remove the loader hook from site-packages (ortprov-loader.pth, _ortprov_loader/)"
+    raise ValueError(f"unknown step kind {step.kind!r}")
+
+
+__all__ = [
+    "Request",
+    "Rejection",
+    "LibraryPin",
+    "Step",
+    "Plan",
+    "step_argv",
+    "step_summary",
+    "source_options",
+    "LOADER_HOOK",
+    "REMOVE_LOADER_HOOK",
+    "STEP_KINDS",
+]

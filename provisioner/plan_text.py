@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import shlex
-
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import HostFacts
 from provisioner.output import style
-from provisioner.plan import Plan, Rejection, step_argv
+from provisioner.plan import Plan, Rejection, step_summary
 
 SHOWN_REJECTIONS = 5
 
@@ -52,7 +50,7 @@ def render_text(plan: Plan, verbose: bool = False, python: str = "python") -> st
     lines.append("")
     lines.append(style("Steps:", "bold"))
     for number, step in enumerate(plan.steps, 1):
-        lines.append(f"  {number}. {shlex.join(step_argv(step, 'pip', python))}")
+        lines.append(f"  {number}. {step_summary(step, 'pip', python)}")
         if step.description:
             lines.append(f"     {step.description}")
     if plan.pins:

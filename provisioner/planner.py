@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from provisioner.errors import BadInput, NoCompatiblePlan
 from provisioner.facts import Gpu, HostFacts
 from provisioner.matrix import CudaMajor, CudaRelease, LibraryWheel, Matrix, OrtBuild, TensorRTRelease
-from provisioner.plan import LibraryPin, Plan, Rejection, Request, Step
+from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, LibraryPin, Plan, Rejection, Request, Step
 from provisioner.versions import at_least, major_minor, ort_matcher, vtuple
 
 REUSED_PIN_REASON = "already installed; pinned to that version so it is not downloaded or replaced"
@@ -129,10 +129,12 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     tensorrt = _tensorrt_release(build, matrix) if request.tensorrt else None
     uninstall = _conflicting_flavours(build, hosts)
     steps = _steps(build, uninstall, library_requirements, tensorrt, extras=request.cuda_libraries != "system")
+    hook_steps, hook_notes = _loader_hook(build, hosts, request)
+    steps += hook_steps
 
     reasons = [_choice_reason(build, hosts, matrix, request), *chosen.reasons]
     reasons += _reuse_reasons(chosen, existing, pins)
-    notes = [*chosen.notes, *library_notes, *_missed_reuse_notes(chosen, runnable, existing, request)]
+    notes = [*chosen.notes, *library_notes, *_missed_reuse_notes(chosen, runnable, existing, request), *hook_notes]
     if not build.confirmed:
         source = build.sources[0] if build.sources else "no source recorded"
         notes.append(
@@ -949,6 +951,44 @@ def _steps(
         )
     )
     return tuple(steps)
+
+
+def plain_code_line(build: OrtBuild, windows: bool) -> str:
+    """What code without the loader hook must do so that onnxruntime finds the NVIDIA wheels' libraries."""
+    if build.preload_dlls:
+        return "`import onnxruntime; onnxruntime.preload_dlls()` before the first InferenceSession"
+    listing = (
+        "import glob, os, sysconfig; print(os.pathsep.join(glob.glob(os.path.join("
+        f"sysconfig.get_paths()['purelib'], 'nvidia', '*', '{'bin' if windows else 'lib'}'))))"
+    )
+    if windows:
+        return f'before starting Python (PowerShell): `$env:PATH = (python -c "{listing}") + ";" + $env:PATH`'
+    return f'before starting Python: `export LD_LIBRARY_PATH="$(python -c "{listing}"):$LD_LIBRARY_PATH"`'
+
+
+def _loader_hook(build: OrtBuild, hosts: tuple[HostFacts, ...], request: Request) -> tuple[tuple[Step, ...], list[str]]:
+    """The loader-hook step (NVIDIA wheels planned), its removal (a hook no longer wanted), or a note saying
+    what plain code must do instead (--no-loader-hook)."""
+    has_hook = any(host.python is not None and host.python.loader_hook for host in hosts)
+    windows = bool(hosts) and hosts[0].platform.os == "windows"
+    line = plain_code_line(build, windows)
+    if request.cuda_libraries == "wheels" and request.loader_hook:
+        description = (
+            "a plain `import onnxruntime` then finds the NVIDIA wheels' libraries (the CUDA provider has no path "
+            "to site-packages/nvidia): no change to your code, no environment variable, no `import torch`. "
+            f"Where ortprov does not run, the code must do it itself: {line}"
+        )
+        return (Step(LOADER_HOOK, (), description),), []
+    notes = []
+    if request.cuda_libraries == "wheels":
+        notes.append(
+            "--no-loader-hook: a plain `import onnxruntime` does not find the NVIDIA wheels' libraries and runs "
+            f"on the CPU; your code must do this itself: {line}"
+        )
+    if not has_hook:
+        return (), notes
+    why = "CUDA and cuDNN come from the system" if request.cuda_libraries == "system" else "--no-loader-hook"
+    return (Step(REMOVE_LOADER_HOOK, (), f"{why}: the loader hook an earlier apply installed goes"),), notes
 
 
 # --- rejections -----------------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ class PlanningOptions:
     target_python: str | None = None  # an interpreter to probe (path or command name)
     prefer_existing_libraries: bool = True
     cuda_libraries: str = "wheels"  # wheels | system
+    loader_hook: bool = True  # False: --no-loader-hook
 
 
 def split_python_option(value: str | None) -> tuple[str | None, str | None]:
@@ -83,6 +84,7 @@ def options_from_flags(
     cuda: str | None,
     tensorrt: bool,
     cuda_libraries: str = "wheels",
+    no_loader_hook: bool = False,
 ) -> PlanningOptions:
     """PlanningOptions from the shared command-line flags, `--python` split into a version or an interpreter."""
     version, interpreter = split_python_option(python)
@@ -97,6 +99,7 @@ def options_from_flags(
         tensorrt=tensorrt,
         target_python=interpreter,
         cuda_libraries=cuda_libraries,
+        loader_hook=not no_loader_hook,
     )
 
 
@@ -155,6 +158,7 @@ def request_from(options: PlanningOptions) -> Request:
         tensorrt=options.tensorrt,
         prefer_existing_libraries=options.prefer_existing_libraries,
         cuda_libraries=options.cuda_libraries,
+        loader_hook=options.loader_hook,
     )
 
 

@@ -21,7 +21,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from provisioner.errors import BadInput, DataError, NoCompatiblePlan
-from provisioner.plan import Plan, Step, step_argv
+from provisioner.plan import STEP_KINDS, Plan, Step, step_argv, step_summary
 from provisioner.resources import data_dir
 
 if TYPE_CHECKING:
@@ -118,8 +118,10 @@ def validate_plan(plan: Plan) -> None:
 
 
 def _check_step(step: Step) -> None:
-    if step.kind not in ("install", "uninstall"):
+    if step.kind not in STEP_KINDS:
         raise BadInput(f"unknown plan step kind {step.kind!r}")
+    if not step.runs_installer and step.packages:
+        raise BadInput(f"a {step.kind} step names no packages")
     for package in step.packages:
         if step.kind == "uninstall":
             if not _NAME.fullmatch(package):
@@ -221,10 +223,22 @@ def render_commands(plan: Plan, tool: str, *, python: str = "python") -> str:
     shell = "PowerShell" if windows else "POSIX shell"
     lines = [*header_lines(plan), f"# {tool} commands for {shell}, in order:"]
     for step in plan.steps:
+        if not step.runs_installer:
+            lines += ortprov_step_comment(step)
+            continue
         if step.description:
             lines.append(f"# {one_line(step.description)}")
         lines.append(command_line(step_argv(step, tool, python), windows))
     return "\n".join(lines) + "\n"
+
+
+def ortprov_step_comment(step: Step) -> list[str]:
+    """A step only ortprov carries out (the loader hook), as comment lines: what it does, and what to do
+    where ortprov does not run."""
+    import textwrap
+
+    text = f"{step_summary(step)}: {one_line(step.description)}" if step.description else step_summary(step)
+    return [f"# {line}" for line in textwrap.wrap(text, 106, break_on_hyphens=False, break_long_words=False)]
 
 
 # -- requirements.txt ---------------------------------------------------------------------------------------
@@ -246,12 +260,15 @@ def render_requirements(
             lines.append(f"#   {one_line(command_line(step_argv(step, 'pip', python), windows))}")
     installs = [step for step in plan.steps if step.kind == "install"]
     lines += _one_run_options(installs, "a requirements file")
+    after = [line for step in plan.steps if not step.runs_installer for line in ortprov_step_comment(step)]
+    if after:
+        after.insert(0, "# after installing:")
     if pinned is None:
         for step in installs:
             if step.description:
                 lines.append(f"# {one_line(step.description)}")
             lines += list(step.packages)
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + after) + "\n"
     _check_pinned_covers(plan, pinned)
     lines.append("# every distribution of the resolved install, pinned, with the sha256 of each of its files")
     lines.append("# on the index for the target platform: pip install --require-hashes -r requirements.txt")
@@ -263,7 +280,7 @@ def render_requirements(
             raise DataError(f"no sha256 digest found for {item.name}=={item.version}")
         lines.append(f"{item.name}=={item.version} \\")
         lines += [f"    --hash=sha256:{d}" + (" \\" if i < len(digests) - 1 else "") for i, d in enumerate(digests)]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + after) + "\n"
 
 
 def _one_run_options(installs: Sequence[Step], what: str) -> list[str]:
@@ -390,7 +407,8 @@ def render_dockerfile(plan: Plan, matrix: Matrix, *, base: str = "slim", base_im
         choice = f"{default_image}: {bases['slim']['summary']}."
         if target != python:
             choice += f" Note: the official image runs the standard (not free-threaded) Python {python}."
-        python_layer, steps = _VENV_LAYER, plan.steps
+        # the image lists the NVIDIA wheels' folders in an ld.so.conf.d file (the check layer): no loader hook
+        python_layer, steps = _VENV_LAYER, tuple(s for s in plan.steps if s.runs_installer)
     else:
         image, compat = _cuda_image(plan, matrix)
         default_image = image.tag

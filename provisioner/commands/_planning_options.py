@@ -61,6 +61,14 @@ CudaLibrariesOpt = Annotated[
         "a CUDA toolkit + cuDNN install): then no NVIDIA wheels are installed.",
     ),
 ]
+NoLoaderHookOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-loader-hook",
+        help="Do not install the loader hook that lets a plain `import onnxruntime` find the NVIDIA wheels' "
+        "libraries; the plan then says the line your code must call instead.",
+    ),
+]
 TensorrtOpt = Annotated[
     bool,
     typer.Option("--tensorrt", help="Add the TensorRT pip packages the release's TensorRT provider needs."),

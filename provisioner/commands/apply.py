@@ -17,6 +17,7 @@ from provisioner.commands._planning_options import (
     DriverOpt,
     GpuCcOpt,
     HostOpt,
+    NoLoaderHookOpt,
     OrtOpt,
     PlatformOpt,
     PythonOpt,
@@ -30,10 +31,12 @@ if TYPE_CHECKING:
 
 APPLY_HELP = f"""Install the planned onnxruntime-gpu build, all or nothing, then prove it with verify.
 
-Runs exactly the commands `ortprov plan --format uv|pip` prints (uv when available, else pip), in the
-active venv, --python PATH, or --venv DIR (created when missing). Before changing anything it snapshots the
-environment (hard links: fast, offline); any failure (network, hash mismatch, resolver conflict, Ctrl-C,
-SIGTERM, a killed installer) restores it byte for byte. Removals are confirmed unless --yes.
+Runs exactly the steps `ortprov plan` prints (with uv when available, else pip), in the active venv,
+--python PATH, or --venv DIR (created when missing), and installs the loader hook that lets a plain
+`import onnxruntime` find the NVIDIA wheels' libraries (--no-loader-hook: not). Before changing anything it
+snapshots the environment (hard links: fast, offline); any failure (network, hash mismatch, resolver
+conflict, Ctrl-C, SIGTERM, a killed installer, a failed verification) restores it byte for byte (--keep
+keeps it when only the verification failed). Removals are confirmed unless --yes.
 
 {PLANNING_HELP}
 
@@ -47,8 +50,9 @@ Examples:
   ortprov download --dest wheels/ --host gpu.json     # on a machine with network
   ortprov apply --wheelhouse wheels/ --venv /opt/env -y   # on the air-gapped one
 
-Exit codes: 0 installed and verified, 1 failed (environment restored) or verification failed,
-2 bad input, 3 no compatible plan, 130/143 interrupted (environment restored)."""
+Exit codes: 0 installed and verified, 1 failed or verification failed (environment restored, unless
+--keep or this machine has no NVIDIA driver: then say so), 2 bad input, 3 no compatible plan, 130/143
+interrupted (environment restored)."""
 
 DOWNLOAD_HELP = f"""Download every wheel a plan installs into a folder (a wheelhouse), for any Python
 and platform.
@@ -113,6 +117,7 @@ def has_planning_flags(options: PlanningOptions) -> bool:
         or options.ort
         or options.cuda
         or options.tensorrt
+        or not options.loader_hook
     )
 
 
@@ -225,6 +230,7 @@ def apply(
     cuda: CudaOpt = None,
     tensorrt: TensorrtOpt = False,
     cuda_libraries: CudaLibrariesOpt = "wheels",
+    no_loader_hook: NoLoaderHookOpt = False,
     plan_file: PlanFileOpt = None,
     venv: VenvOpt = None,
     system: bool = typer.Option(False, "--system", help="Allow an externally managed (PEP 668) interpreter."),
@@ -251,6 +257,9 @@ def apply(
     verify_timeout: float = typer.Option(
         120.0, "--verify-timeout", metavar="SECONDS", help="Time limit for verification."
     ),
+    keep: bool = typer.Option(
+        False, "--keep", help="Keep the installation when its verification fails (default: restore it)."
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Stream the installer's output."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
 ) -> None:
@@ -258,7 +267,9 @@ def apply(
     from provisioner.installer.flow import run_apply
     from provisioner.planning import options_from_flags
 
-    options = options_from_flags(host, driver, gpu_cc, python, platform, ort, cuda, tensorrt, cuda_libraries)
+    options = options_from_flags(
+        host, driver, gpu_cc, python, platform, ort, cuda, tensorrt, cuda_libraries, no_loader_hook
+    )
     with _json_errors(as_json):
         run_apply(
             plan_source(plan_file, wheelhouse, options),
@@ -278,6 +289,7 @@ def apply(
             verbose=verbose,
             as_json=as_json,
             confirm=_confirm_fn(),
+            keep=keep,
         )
 
 
@@ -292,6 +304,7 @@ def download(
     cuda: CudaOpt = None,
     tensorrt: TensorrtOpt = False,
     cuda_libraries: CudaLibrariesOpt = "wheels",
+    no_loader_hook: NoLoaderHookOpt = False,
     plan_file: PlanFileOpt = None,
     glibc: str = typer.Option(
         None, "--glibc", metavar="X.Y", help="Target glibc (default: the plan's host, else 2.28)."
@@ -305,7 +318,9 @@ def download(
     from provisioner.installer.flow import run_download
     from provisioner.planning import options_from_flags
 
-    options = options_from_flags(host, driver, gpu_cc, python, platform, ort, cuda, tensorrt, cuda_libraries)
+    options = options_from_flags(
+        host, driver, gpu_cc, python, platform, ort, cuda, tensorrt, cuda_libraries, no_loader_hook
+    )
     from dataclasses import replace
 
     # with --plan, --python X.Y and --platform only say which wheels to fetch

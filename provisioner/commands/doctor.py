@@ -70,6 +70,9 @@ def doctor(
     provider: str = typer.Option("cuda", "--provider", metavar="cuda|tensorrt", help="GPU provider to verify."),
     timeout: float = typer.Option(120.0, "--timeout", metavar="S", help="Seconds allowed for the GPU check."),
     json_output: bool = typer.Option(False, "--json", help="Print findings (and the evidence gathered) as JSON."),
+    preload: bool = typer.Option(
+        False, "--preload", help="Your code calls onnxruntime.preload_dlls() before creating sessions."
+    ),
 ) -> None:
     """Why is my GPU not used? Detect, plan, verify, and list findings with exact fixes."""
     from provisioner.doctor import diagnose, is_healthy
@@ -96,7 +99,7 @@ def doctor(
     facts = detect_host(python=python, timeout=min(timeout, 60.0))
     plan_outcome, plan_note = _plan(facts)
     target = facts.python.executable if facts.python else sys.executable
-    report = run_verify(target, provider=provider, timeout=timeout)
+    report = run_verify(target, provider=provider, timeout=timeout, preload=preload)
     findings = diagnose(facts, report, None, plan_outcome)
     if json_output:
         emit_json(

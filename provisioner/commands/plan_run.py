@@ -28,6 +28,7 @@ def plan_command(
     cuda: str | None = None,
     tensorrt: bool = False,
     cuda_libraries: str = "wheels",
+    no_loader_hook: bool = False,
     fmt: str = "text",
     json_output: bool = False,
     hashes: bool = False,
@@ -42,7 +43,9 @@ def plan_command(
         if fmt not in ("text", "json"):
             raise BadInput(f"--json and --format {fmt} exclude each other", hint="keep one of them")
         fmt = "json"
-    options = options_from_flags(host, driver, gpu_cc, python, platform, ort, cuda, tensorrt, cuda_libraries)
+    options = options_from_flags(
+        host, driver, gpu_cc, python, platform, ort, cuda, tensorrt, cuda_libraries, no_loader_hook
+    )
     run_plan(options, fmt, hashes=hashes, base=base, verbose=verbose)
 
 

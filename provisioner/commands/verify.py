@@ -11,7 +11,8 @@ VERIFY_HELP = """Prove that onnxruntime really runs on the GPU in the target int
 A child process of the target Python imports onnxruntime, checks that the GPU package is the one imported,
 creates a session with the GPU provider first, runs a built-in model that touches cuDNN (Conv), cuBLAS
 (MatMul/Gemm) and cuFFT (Rfft), compares it with the CPU, times both, and lists every CUDA library loaded.
-It fails if ONNX Runtime silently falls back to the CPU.
+It fails if ONNX Runtime silently falls back to the CPU. The verdict is what a plain program gets there: no
+onnxruntime.preload_dlls(), no `import torch` (ortprov's loader hook, where apply installed it, does its work).
 
 Examples:
 
@@ -64,11 +65,11 @@ def verify(
         None, "--dim", metavar="NAME=N", help="Size of a dynamic input dimension of --model (repeatable)."
     ),
     timeout: float = typer.Option(120.0, "--timeout", metavar="S", help="Seconds before the check is abandoned."),
-    preload: str = typer.Option(
-        "auto",
+    preload: bool = typer.Option(
+        False,
         "--preload",
-        metavar="auto|always|never",
-        help="onnxruntime.preload_dlls(): auto retries with it only when libraries were not found.",
+        help="Your code calls onnxruntime.preload_dlls() before creating sessions: verify does the same. "
+        "Without it, verify judges what a plain program gets.",
     ),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:

@@ -17,7 +17,7 @@ from provisioner.installer.target import resolve_target, venv_python
 from provisioner.installer.tools import choose_installer, find_uv
 from provisioner.installer.transaction import ApplyFailed, ApplyResult, ApplySettings, apply_plan
 from provisioner.output import emit_json
-from provisioner.plan import Plan
+from provisioner.plan import LOADER_HOOK, Plan
 
 PlanSource = Callable[[str | None, str | None], Plan]  # (target python, its X.Y) -> the plan
 
@@ -41,8 +41,13 @@ def run_apply(
     verbose: bool,
     as_json: bool,
     confirm: Callable[[str], bool] | None,
+    keep: bool = False,
 ) -> None:
-    """`ortprov apply`: raises OrtprovError (the CLI prints it) or typer.Exit(1) when verification fails."""
+    """`ortprov apply`: raises OrtprovError (the CLI prints it) or typer.Exit(1) when verification fails.
+
+    The verify runs inside the transaction: when it fails, the environment is restored (ApplyFailed), unless
+    `keep`, or unless the only failure is this machine's missing NVIDIA driver and the static check passes
+    (a build server preparing a venv for a GPU machine: kept, exit 1, said so)."""
     if wheelhouse is not None:
         if not wheelhouse.is_dir():
             raise BadInput(
@@ -71,7 +76,9 @@ def run_apply(
             verbose=verbose,
             confirm=confirm,
         )
-        target_python = result.python
+        report = None
+        if verify and result.outcome != "dry-run":  # conda's CUDA libraries are on the env's loader path
+            report = Verifier(result.python, "", None, verify, verify_timeout, keep=True).run(verify == "static")
     else:
         if installer not in ("auto", "uv", "pip"):
             raise BadInput(f"unknown installer {installer!r}", hint="use auto, uv, pip or conda")
@@ -93,8 +100,17 @@ def run_apply(
         if planned and planned != target.minor:
             _say(f"warning: the plan was made for Python {planned}, the target is Python {target.minor}")
         tool, uv_cmd = choose_installer(installer, target.has_pip)
+        verifier = Verifier(target.python, target.site_packages, plan, verify, verify_timeout, keep)
         settings = ApplySettings(
-            tool=tool, uv=uv_cmd, verbose=verbose, dry_run=dry_run, yes=yes, system=system, confirm=confirm
+            tool=tool,
+            uv=uv_cmd,
+            verbose=verbose,
+            dry_run=dry_run,
+            yes=yes,
+            system=system,
+            confirm=confirm,
+            hook_files=_hook_files(plan),
+            check=verifier.check if verify and not dry_run else None,
         )
         _say(
             f"plan: {plan.package} {plan.ort_version} (CUDA {plan.cuda_version}"
@@ -105,16 +121,102 @@ def run_apply(
             result = apply_plan(plan, target, installed, settings)
         except ApplyFailed as failed:
             if as_json:
-                emit_json({"apply": failed.result, "error": failed.message})
+                emit_json({"apply": failed.result, "verify": verifier.report, "error": failed.message})
             raise
-        target_python = target.python
-    report = None
-    if verify and result.outcome != "dry-run":
-        report = _verify(target_python, static=verify == "static", timeout=verify_timeout)
+        if verify and result.outcome == "unchanged":  # nothing changed, so nothing to restore: just prove it
+            why = verifier.check()
+            if why:
+                _say(f"{why}: apply changed nothing, so there is nothing to restore; `ortprov doctor` explains it")
+        report = verifier.report
     if as_json:
         emit_json({"apply": result, "verify": report})
     if report is not None and not report.ok:
         raise typer.Exit(1)
+
+
+def _hook_files(plan: Plan) -> dict[str, bytes] | None:
+    """The loader hook's files when the plan installs it (its soname table comes from the matrix)."""
+    if not any(step.kind == LOADER_HOOK for step in plan.steps):
+        return None
+    from provisioner.installer.loader_hook import hook_files
+    from provisioner.matrix import load_matrix, sonames_by_cuda_major
+
+    return hook_files(sonames_by_cuda_major(load_matrix()))
+
+
+class Verifier:
+    """apply's verify: what a plain program in the target gets, judged inside the transaction."""
+
+    def __init__(
+        self, python: str, site_packages: str, plan: Plan | None, mode: str | None, timeout: float, keep: bool
+    ) -> None:
+        self.python = python
+        self.site_packages = site_packages
+        self.plan = plan
+        self.mode = mode
+        self.timeout = timeout
+        self.keep = keep
+        self.report: Any = None
+
+    def check(self) -> str | None:
+        """Verify; None keeps the change, a sentence says why the transaction must restore it."""
+        report = self.run(self.mode == "static")
+        if report.ok:
+            return None
+        if "no-driver" in report.failure_kinds and self.mode != "static":
+            _say("verify: this machine has no NVIDIA driver, so no GPU session can run here; checking statically")
+            static = self.run(static=True)
+            if static.ok:
+                _say(
+                    "verify: the installation is kept: every library the provider needs resolves; "
+                    "run `ortprov verify` on the GPU machine to prove a session"
+                )
+                self.report = report
+                return None
+            report = static
+        self.report = report
+        why = f"verify failed ({', '.join(report.failure_kinds) or report.status})"
+        if self.keep:
+            _say(f"{why}; --keep: the installation is kept")
+            return None
+        return why
+
+    def run(self, static: bool) -> Any:
+        """One verify child, as the plan tells the user's code to run (the loader hook, or the line it must
+        call itself), with the outcome printed."""
+        from provisioner.verify import run_verify
+
+        preload, env = self._as_the_plan_says()
+        _say(f"verify: {'static check (libraries resolve)' if static else 'CUDA session'} in {self.python} ...")
+        report = run_verify(self.python, static=static, timeout=self.timeout, preload=preload, env=env)
+        self.report = report
+        if report.ok:
+            _say(f"verify: passed ({report.mode}, {report.duration_s or 0:.1f}s)")
+        else:
+            _say(f"verify: FAILED ({', '.join(report.failure_kinds) or report.status})")
+            for failure in report.failures[:5]:
+                _say(f"  - {failure.kind}: {failure.message}")
+        return report
+
+    def _as_the_plan_says(self) -> tuple[bool, dict[str, str] | None]:
+        """--no-loader-hook: the plan told the code to call preload_dlls() (or, for builds without it, to set
+        the loader path before starting): verify does the same. Otherwise a plain program."""
+        plan = self.plan
+        if plan is None or not plan.pins or any(step.kind == LOADER_HOOK for step in plan.steps):
+            return False, None
+        from provisioner.matrix import builds_for, load_matrix
+
+        builds = builds_for(load_matrix(), plan.ort_version, plan.cuda_version)
+        if not builds or builds[0].preload_dlls:
+            return True, None
+        import glob
+        import os
+
+        sub = "bin" if os.name == "nt" else "lib"
+        folders = sorted(glob.glob(os.path.join(self.site_packages, "nvidia", "*", sub)))
+        variable = "PATH" if os.name == "nt" else "LD_LIBRARY_PATH"
+        current = os.environ.get(variable)
+        return False, {variable: os.pathsep.join(folders + ([current] if current else []))}
 
 
 def _plan_python(plan: Plan) -> str | None:
@@ -125,23 +227,6 @@ def _plan_python(plan: Plan) -> str | None:
 
 def _say(text: str) -> None:
     print_err(text)
-
-
-def _verify(python: str, *, static: bool, timeout: float) -> Any:
-    from provisioner.verify import run_verify
-
-    mode = "static check (libraries resolve)" if static else "CUDA session"
-    _say(f"verify: {mode} in {python} ...")
-    report = run_verify(python, static=static, timeout=timeout)
-    if report.ok:
-        _say(f"verify: passed ({report.mode}, {report.duration_s or 0:.1f}s)")
-    else:
-        kinds = ", ".join(report.failure_kinds) or report.status
-        _say(f"verify: FAILED ({kinds})")
-        for failure in report.failures[:5]:
-            _say(f"  - {failure.kind}: {failure.message}")
-        _say("hint: `ortprov doctor` explains the failure; the installation itself was kept")
-    return report
 
 
 # -- download ---------------------------------------------------------------------------------------------

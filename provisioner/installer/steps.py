@@ -65,6 +65,9 @@ def commands_for(
     out = []
     bsp = system and target.externally_managed
     for number, step in enumerate(plan.steps, 1):
+        if not step.runs_installer:
+            out.append(Command(number, step, ()))  # carried out by ortprov itself (the loader hook)
+            continue
         if step.kind == "uninstall":
             present = tuple(p for p in step.packages if canonical(p) in installed)
             if not present:

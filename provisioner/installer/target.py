@@ -60,6 +60,7 @@ class Target:
     externally_managed: bool
     install_dirs: tuple[str, ...]  # purelib, platlib, scripts (deduplicated, existing)
     has_pip: bool
+    site_packages: str = ""  # purelib: where the loader hook goes
     created: bool = False  # True when `apply --venv` created it just now
 
     @property
@@ -101,6 +102,7 @@ def inspect_python(python: str, timeout: float = 60.0) -> tuple[Target, Distribu
         externally_managed=data["externally_managed"],
         install_dirs=tuple(dirs),
         has_pip=data["has_pip"],
+        site_packages=data["paths"].get("purelib") or "",
     )
     return target, {re.sub(r"[-_.]+", "-", name).lower(): version for name, version in data["distributions"]}
 

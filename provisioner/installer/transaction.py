@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from provisioner.errors import BadInput, OrtprovError
-from provisioner.installer import snapshot
+from provisioner.installer import loader_hook, snapshot
 from provisioner.installer.runner import (
     CommandResult,
     Interrupted,
@@ -24,7 +24,7 @@ from provisioner.installer.runner import (
 )
 from provisioner.installer.steps import Command, canonical, commands_for, dry_run_argv, parse_dry_run
 from provisioner.installer.target import Distributions, Target, distributions
-from provisioner.plan import Plan
+from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, Plan, step_summary
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,9 @@ class ApplySettings:
     system: bool = False
     confirm: Callable[[str], bool] | None = None  # asks the user; None: there is no terminal
     env: dict[str, str] | None = None  # extra environment for the installer
+    hook_files: dict[str, bytes] | None = None  # the loader hook's files (installer/loader_hook.hook_files)
+    # run after the steps, before the snapshot goes: None keeps the change, a sentence restores it
+    check: Callable[[], str | None] | None = None
 
 
 def _say(text: str) -> None:
@@ -118,7 +121,7 @@ def predict(commands: list[Command], installed: Distributions, settings: ApplySe
         return None
     after = dict(installed)
     for command in commands:
-        if command.skipped:
+        if command.skipped or not command.step.runs_installer:
             continue
         if command.step.kind == "uninstall":
             for name in command.step.packages:
@@ -174,6 +177,28 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def hook_work(command: Command, target: Target, settings: ApplySettings) -> list[str]:
+    """What an ortprov step (the loader hook) would write or remove in the target; empty: nothing to do."""
+    if command.step.kind == LOADER_HOOK:
+        if settings.hook_files is None:
+            raise OrtprovError("internal error: the loader hook's files were not prepared")
+        return loader_hook.pending(target.site_packages, settings.hook_files)
+    if command.step.kind == REMOVE_LOADER_HOOK:
+        present = loader_hook.installed(target.site_packages)
+        return [loader_hook.PTH_FILE, loader_hook.PACKAGE_DIR + "/"] if present else []
+    raise OrtprovError(f"internal error: ortprov does not carry out {command.step.kind!r} steps")
+
+
+def carry_out(command: Command, target: Target, settings: ApplySettings) -> str:
+    """Do an ortprov step (write or remove the loader hook) and say what changed."""
+    if command.step.kind == LOADER_HOOK:
+        assert settings.hook_files is not None
+        written = loader_hook.write(target.site_packages, settings.hook_files, target.python)
+        return f"wrote {', '.join(written)} in {target.site_packages}" if written else "already up to date"
+    removed = loader_hook.remove(target.site_packages)
+    return f"removed {', '.join(removed)} from {target.site_packages}" if removed else "not installed"
+
+
 def apply_plan(plan: Plan, target: Target, installed: Distributions, settings: ApplySettings) -> ApplyResult:
     """Run the plan's steps in the target, or (dry run) say what they would change."""
     start = time.monotonic()
@@ -193,10 +218,16 @@ def apply_plan(plan: Plan, target: Target, installed: Distributions, settings: A
         installed = distributions(target.python)
     commands = commands_for(plan, target, installed, settings.tool, settings.uv, system=settings.system)
     predicted = predict(commands, installed, settings)
+    hooks = {c.number: hook_work(c, target, settings) for c in commands if not c.step.runs_installer}
     base: dict[str, Any] = {"python": target.python, "installer": settings.tool, "notes": tuple(notes)}
     if settings.dry_run:
         _say(f"dry run: would apply to {target.python} with {settings.tool}:")
         for command in commands:
+            if command.number in hooks:
+                work = hooks[command.number]
+                state = f"would change {', '.join(work)}" if work else "already up to date"
+                _say(f"  [{command.number}/{len(commands)}] {step_summary(command.step)}: {state}")
+                continue
             _say(f"  [{command.number}/{len(commands)}] " + (command.skipped or shlex.join(command.argv)))
         if predicted is None:
             _say("  changes: unknown (the installer has no dry run)")
@@ -206,7 +237,7 @@ def apply_plan(plan: Plan, target: Target, installed: Distributions, settings: A
             _say(f"  {change}")
         steps = tuple(StepRun(c.number, c.step.kind, c.argv, skipped=c.skipped or "dry run") for c in commands)
         return ApplyResult("dry-run", steps=steps, changes=predicted or (), seconds=time.monotonic() - start, **base)
-    if predicted == ():
+    if predicted == () and not any(hooks.values()):
         _say(f"already satisfied: {target.python} has everything the plan installs; nothing changed")
         steps = tuple(StepRun(c.number, c.step.kind, c.argv, skipped="already satisfied") for c in commands)
         return ApplyResult("unchanged", steps=steps, seconds=time.monotonic() - start, **base)
@@ -274,6 +305,11 @@ def _transaction(
                     _say(f"{label}: skipped, {command.skipped}")
                     runs.append(StepRun(command.number, command.step.kind, (), skipped=command.skipped))
                     continue
+                if not command.step.runs_installer:
+                    did = carry_out(command, target, settings)
+                    _say(f"[{command.number}/{len(commands)}] {step_summary(command.step)}: {did}")
+                    runs.append(StepRun(command.number, command.step.kind, (), 0))
+                    continue
                 _say(f"{label}\n      $ {shlex.join(command.argv)}")
                 began = time.monotonic()
                 echo = (lambda line: print_err(f"      | {line}")) if settings.verbose else None
@@ -290,6 +326,12 @@ def _transaction(
         exit_code = 128 + exc.signum
     except Exception as exc:  # noqa: BLE001 - any failure must restore the environment
         failure = f"ortprov failed: {type(exc).__name__}: {exc}"
+    if failure is None and taken is not None and settings.check is not None:
+        try:
+            with signals_as_exceptions():
+                failure = settings.check()
+        except Interrupted as exc:
+            failure, exit_code = f"interrupted by {exc} during verification", 128 + exc.signum
     if failure is None and taken is not None:
         after = distributions(target.python)
         snapshot.discard(taken.root)

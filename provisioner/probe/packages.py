@@ -172,6 +172,7 @@ def report_from_child(data: dict[str, Any]) -> PackagesReport:
         is_conda=bool(py.get("is_conda")),
         externally_managed=bool(py.get("externally_managed")),
         prefix=str(py.get("prefix", "")),
+        loader_hook=py.get("loader_hook") or None,
     )
     onnxruntime = tuple(
         OrtDist(

@@ -25,6 +25,7 @@ SHARED_LIBRARY = re.compile(r"(^lib.+\.so(\.\d+)*$)|(\.dll$)", re.IGNORECASE)
 ASSIGNMENT = re.compile(r"""^([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=\s*(?:'([^']*)'|"([^"]*)"|(None))\s*$""", re.M)
 CANDIDATE_PREFIXES = ("onnxruntime", "ort-nightly", "torch", "nvidia", "tensorrt")
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+LOADER_HOOK_PTH = "ortprov-loader.pth"  # standalone/loader_hook.PTH_FILE (this file cannot import it)
 
 
 def normalize(name: str) -> str:
@@ -62,6 +63,7 @@ def python_facts() -> dict[str, Any]:
     )
     stdlib = sysconfig.get_path("stdlib") or ""
     marker = os.path.isfile(os.path.join(stdlib, "EXTERNALLY-MANAGED"))
+    hook = os.path.join(sysconfig.get_path("purelib") or "", LOADER_HOOK_PTH)
     return {
         "executable": sys.executable,
         "version": ".".join(str(part) for part in sys.version_info[:3]),
@@ -72,6 +74,7 @@ def python_facts() -> dict[str, Any]:
         "is_conda": is_conda,
         "externally_managed": marker and not is_venv,
         "prefix": sys.prefix,
+        "loader_hook": hook if os.path.isfile(hook) else None,
     }
 
 

@@ -277,11 +277,15 @@ def static_check(provider: str, ort_dir: str, ort_module: Any | None, result: di
             wanted.append((name, "lazy"))
     cache = _ldconfig_cache()
     site_dir = os.path.dirname(ort_dir)
+    mapped = {os.path.basename(lib["path"]): lib["path"] for lib in loaded_libraries(every=True)}
     for soname, how_needed in wanted:
         family = library_family(soname)
         if family is None and not soname.startswith("libonnxruntime") and _NON_CUDA_SYSTEM.match(soname):
             continue
-        path, how = resolve_soname(soname, info, capi, cache)
+        if soname in mapped:  # already in this process: the loader hook (or preload_dlls) loaded it
+            path, how = mapped[soname], "loaded"
+        else:
+            path, how = resolve_soname(soname, info, capi, cache)
         preload_path = _preload_candidates(site_dir, soname)
         if path:
             status = "ok"
@@ -312,20 +316,19 @@ def static_check(provider: str, ort_dir: str, ort_module: Any | None, result: di
                 }
             )
         elif status == "preload-only":
-            if result.get("preload", {}).get("available"):
-                result["warnings"].append(
-                    f"{soname} is found only by onnxruntime.preload_dlls() "
-                    f"({preload_path}): call it before creating a session"
-                )
-            else:
-                result["failures"].append(
-                    {
-                        "kind": "library-not-on-path",
-                        "library": family or soname,
-                        "message": f"{soname} is at {preload_path} but the loader does not "
-                        "search there and this onnxruntime has no preload_dlls()",
-                    }
-                )
+            helps = (
+                "only onnxruntime.preload_dlls() finds it"
+                if result.get("preload", {}).get("available")
+                else ("and this onnxruntime has no preload_dlls()")
+            )
+            result["failures"].append(
+                {
+                    "kind": "library-not-on-path",
+                    "library": family or soname,
+                    "message": f"{soname} is at {preload_path} but a plain program's loader does not search "
+                    f"there ({helps}; `ortprov apply` installs the loader hook)",
+                }
+            )
 
 
 def _lazy_fallback(cuda_version: str | None) -> list:
@@ -425,8 +428,9 @@ def inspect_package(provider: str) -> dict:
 # ---------------------------------------------------------------- loaded libraries
 
 
-def loaded_libraries() -> list:
-    """Every CUDA-family library mapped into this process, with where it came from."""
+def loaded_libraries(every: bool = False) -> list:
+    """Every CUDA-family library mapped into this process, with where it came from (every=True: every
+    shared object, with library None where it is not a CUDA one)."""
     paths = []
     if sys.platform.startswith("linux"):
         try:
@@ -449,7 +453,7 @@ def loaded_libraries() -> list:
         if _IGNORED_NVIDIA.match(filename):
             continue
         family = library_family(filename)
-        if family is None:
+        if family is None and not every:
             continue
         found.append({"library": family, "filename": filename, "path": path, "source": classify_source(path)})
     return found
@@ -877,6 +881,8 @@ def run(args: argparse.Namespace) -> dict:
         )
         return result
     result["ort"]["import_s"] = round(time.perf_counter() - started, 4)
+    hook = sys.modules.get("_ortprov_loader")  # ortprov's loader hook, which ran during the import
+    result["loader_hook"] = dict(getattr(hook, "STATUS", {}) or {}) if hook is not None else None
     result["ort"]["version"] = getattr(ort, "__version__", None)
     result["ort"]["file"] = getattr(ort, "__file__", None)
     result["ort"]["imported_dist"] = package.get("build_package_name")

@@ -95,6 +95,28 @@ class PreloadInfo:
 
 
 @dataclass(frozen=True)
+class LoaderHookStatus:
+    """What ortprov's loader hook did when the child imported onnxruntime (its STATUS dict)."""
+
+    state: str  # loaded | inert | failed | waiting (never triggered)
+    version: int | None = None
+    reason: str | None = None  # why inert
+    cuda_major: str | None = None
+    loaded: tuple[str, ...] = ()  # paths it loaded
+    already_loaded: tuple[str, ...] = ()
+    not_in_wheels: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # "soname: why" for libraries that failed to load
+    folders: tuple[str, ...] = ()
+    error: str | None = None  # the hook itself failed
+    seconds: float | None = None
+
+    @property
+    def failed(self) -> bool:
+        """The hook broke, or a library it should have loaded did not load."""
+        return self.state == "failed" or bool(self.errors)
+
+
+@dataclass(frozen=True)
 class Timing:
     """Seconds to create the session and run it once, then the steady-state median."""
 
@@ -179,7 +201,8 @@ class VerifyReport:
     warnings: tuple[str, ...] = ()
     ort: OrtImport | None = None
     preload: PreloadInfo | None = None
-    preload_required: bool = False  # the GPU session worked only after preload_dlls()
+    preload_required: bool = False  # the GPU session worked only after preload_dlls(): a plain program's fails
+    loader_hook: LoaderHookStatus | None = None  # ortprov's loader hook in the target, when installed
     attempts: tuple[str, ...] = ()  # one line per child run, when more than one was needed
     checks: tuple[ModelCheck, ...] = ()
     loaded_libraries: tuple[LoadedLibrary, ...] = ()

@@ -22,7 +22,6 @@ from provisioner.verify.report import Failure, VerifyReport
 CHILD_SCRIPT = Path(__file__).resolve().parent / "child.py"
 STAGE_PREFIX = "ortprov-verify-stage: "
 PROVIDERS = ("cuda", "tensorrt")
-PRELOAD_MODES = ("auto", "always", "never")
 STDERR_TAIL_CHARS = 20000
 
 # stderr lines worth keeping as evidence for doctor
@@ -49,55 +48,50 @@ def run_verify(
     static: bool = False,
     dims: dict[str, int] | None = None,
     timeout: float = 120.0,
-    preload: str = "auto",
+    preload: bool = False,
     env: dict[str, str] | None = None,
 ) -> VerifyReport:
     """Prove a GPU session in `python` (a path to the target interpreter) and return the report.
 
-    preload: "never" runs the child as a plain application would; "always" calls onnxruntime.preload_dlls()
-    first; "auto" (default) runs plainly and, only when the GPU session failed on a library the loader
-    could not find, once more with preload_dlls(), marking the report `preload_required`.
+    The verdict is what a plain program gets in that interpreter: no preload_dlls(), no `import torch`, no
+    variable it would not have (the loader hook, where installed, does its work as it would for the program).
+    preload=True: the user's code calls onnxruntime.preload_dlls() before its sessions, so the child does too.
+    A plain run that fails because the loader found no library is run once more with preload_dlls(), only to
+    tell the user what would help: the verdict stays FAIL, with a `library-not-on-path` failure.
     """
-    _validate(python, provider, model, dims, timeout, preload)
+    _validate(python, provider, model, dims, timeout)
     argv = _child_argv(python, provider, model, static, dims or {})
     child_env = {**os.environ, **(env or {}), "PYTHONIOENCODING": "utf-8", "PYTHONUNBUFFERED": "1"}
     deadline = time.monotonic() + timeout
-    if static or preload == "never":
-        return _run_child(argv + ["--preload", "no"], timeout, child_env, provider, static, python)
-    if preload == "always":
-        return _run_child(argv + ["--preload", "yes"], timeout, child_env, provider, static, python)
-    first = _run_child(argv + ["--preload", "no"], timeout, child_env, provider, static, python)
+    first = _run_child(argv + ["--preload", "yes" if preload else "no"], timeout, child_env, provider, static, python)
     left = deadline - time.monotonic()
-    if not _preload_may_help(first) or left < 5:
+    if preload or static or not _preload_may_help(first) or left < 5:
         return first
     second = _run_child(argv + ["--preload", "yes"], left, child_env, provider, static, python)
     attempts = (
-        f"without onnxruntime.preload_dlls(): {first.status} ({_kinds(first)})",
+        f"plain (as your code runs): {first.status} ({_kinds(first)})",
         f"with onnxruntime.preload_dlls(): {second.status} ({_kinds(second)})",
     )
-    if second.ok:
-        warning = (
-            "the GPU session works only after onnxruntime.preload_dlls(): call it before creating sessions, "
-            "or put the NVIDIA library folders on the loader path"
-        )
-        return _replace(
-            second,
-            attempts=attempts,
-            preload_required=True,
-            warnings=(*second.warnings, warning),
-            ort_messages=first.ort_messages + second.ort_messages,
-            duration_s=_sum(first.duration_s, second.duration_s),
-        )
-    return _replace(first, attempts=attempts, duration_s=_sum(first.duration_s, second.duration_s))
+    if not second.ok:
+        return _replace(first, attempts=attempts, duration_s=_sum(first.duration_s, second.duration_s))
+    failure = Failure(
+        "library-not-on-path",
+        "the GPU session works only after onnxruntime.preload_dlls(): a plain program does not find the NVIDIA "
+        "libraries and runs on the CPU",
+    )
+    return _replace(
+        first,
+        attempts=attempts,
+        preload_required=True,
+        failures=(*first.failures, failure),
+        ort_messages=first.ort_messages + second.ort_messages,
+        duration_s=_sum(first.duration_s, second.duration_s),
+    )
 
 
-def _validate(
-    python: str, provider: str, model: str | None, dims: dict[str, int] | None, timeout: float, preload: str
-) -> None:
+def _validate(python: str, provider: str, model: str | None, dims: dict[str, int] | None, timeout: float) -> None:
     if provider not in PROVIDERS:
         raise BadInput(f"unknown provider {provider!r}", hint=f"use one of: {', '.join(PROVIDERS)}")
-    if preload not in PRELOAD_MODES:
-        raise BadInput(f"unknown preload mode {preload!r}", hint=f"use one of: {', '.join(PRELOAD_MODES)}")
     if not python or not (Path(python).is_file() and os.access(python, os.X_OK)):
         raise BadInput(
             f"python interpreter {python!r} does not exist or is not executable",

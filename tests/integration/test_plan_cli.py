@@ -59,7 +59,7 @@ def test_plan_json_for_a_described_machine(cache_dir: Path) -> None:
     assert data["uninstall"] == []
     assert data["install"][0] == "onnxruntime-gpu[cuda,cudnn]==1.31.1"
     assert "nvidia-cuda-runtime==13.0.96" in data["install"]
-    assert [s["kind"] for s in data["steps"]] == ["install"]
+    assert [s["kind"] for s in data["steps"]] == ["install", "loader-hook"]
     assert data["rejected"] == [
         {"candidate": "onnxruntime-gpu 1.31.1 (CUDA 12.8)", "reason": data["rejected"][0]["reason"]}
     ]

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from provisioner.errors import BadInput
+from provisioner.installer import loader_hook
+from provisioner.matrix import load_matrix, sonames_by_cuda_major
 from provisioner.verify import VerifyReport, run_verify
 from provisioner.verify.child import classify_source, library_family, read_elf_dynamic
 from tests.support.elf import build_so
@@ -154,14 +156,25 @@ def test_cli_verify_exit_0_on_a_working_gpu(fake_python: str):
     assert result.stdout.startswith("PASS: CUDAExecutionProvider ran the checks")
 
 
-def test_preload_auto_retries_and_marks_the_report(fake_python: str, driver_env: dict[str, str]):
+def test_working_only_after_preload_is_a_failure(fake_python: str, driver_env: dict[str, str]):
+    """The verdict is what a plain program gets: CPU fallback. The retry with preload_dlls() only explains."""
     report = run_verify(fake_python, env={"FAKE_ORT_MODE": "needs-preload", **driver_env}, timeout=60)
-    assert report.ok and report.preload_required
-    assert report.preload is not None and report.preload.requested and report.preload.called
-    assert len(report.attempts) == 2 and "without" in report.attempts[0] and "failed" in report.attempts[0]
+    assert not report.ok and report.preload_required
+    assert report.failure_kinds == ("cpu-fallback", "library-not-on-path")
+    assert report.preload is not None and not report.preload.called  # the report is the plain run's
+    assert len(report.attempts) == 2 and "plain" in report.attempts[0] and "failed" in report.attempts[0]
+    assert "passed" in report.attempts[1]
     assert any("libcudnn.so.9" in m for m in report.ort_messages)
-    never = run_verify(fake_python, env={"FAKE_ORT_MODE": "needs-preload", **driver_env}, timeout=60, preload="never")
-    assert not never.ok and "cpu-fallback" in never.failure_kinds and not never.attempts
+    result = cli("verify", "--python", fake_python, env={"FAKE_ORT_MODE": "needs-preload", **driver_env})
+    assert result.returncode == 1 and "library-not-on-path" in result.stdout
+
+
+def test_code_that_calls_preload_dlls_is_verified_with_it(fake_python: str, driver_env: dict[str, str]):
+    report = run_verify(fake_python, env={"FAKE_ORT_MODE": "needs-preload", **driver_env}, timeout=60, preload=True)
+    assert report.ok and not report.attempts and not report.preload_required
+    assert report.preload is not None and report.preload.requested and report.preload.called
+    result = cli("verify", "--preload", "--python", fake_python, env={"FAKE_ORT_MODE": "needs-preload", **driver_env})
+    assert result.returncode == 0, result.stdout
 
 
 def test_hang_becomes_a_timeout_report(fake_python: str):
@@ -263,8 +276,12 @@ def test_static_resolves_like_the_loader(tmp_path: Path):
     assert status["libcudnn.so.9"] == ("missing", None, "lazy")
     assert status["libcufft.so.12"] == ("preload-only", None, "lazy")
     assert "libc.so.6" not in status
-    assert [(f.kind, f.library) for f in report.failures] == [("library-missing", "cudnn")]
-    assert any("libcudart.so.13" in w and "preload_dlls" in w for w in report.warnings)
+    # found only in site-packages/nvidia: a plain program's loader does not look there
+    assert [(f.kind, f.library) for f in report.failures] == [
+        ("library-not-on-path", "cudart"),
+        ("library-not-on-path", "cufft"),
+        ("library-missing", "cudnn"),
+    ]
 
     # an empty file (what a /dev/null mask looks like) is not a library
     masked = tmp_path / "ld_path" / "libcudnn.so.9"
@@ -274,11 +291,20 @@ def test_static_resolves_like_the_loader(tmp_path: Path):
     assert {r.soname: r.status for r in masked_report.static.libraries}["libcudnn.so.9"] == "missing"
     masked.unlink()
 
-    # cuDNN installed as a pip wheel: everything resolves (libcuda.so.1 is expected missing without a driver)
+    # cuDNN installed as a pip wheel: it resolves only for preload_dlls(), like libcudart and libcufft ...
     (site / "nvidia" / "cudnn" / "lib").mkdir(parents=True)
     build_so(site / "nvidia" / "cudnn" / "lib", "libcudnn.so.9")
     report = run_verify(str(python), static=True, env=env, timeout=60)
+    assert set(report.failure_kinds) == {"library-not-on-path"}
+    # ... until the loader hook is installed: a plain program then gets every library (libcuda.so.1 is
+    # expected missing without a driver)
+    loader_hook.write(str(site), loader_hook.hook_files(sonames_by_cuda_major(load_matrix())))
+    report = run_verify(str(python), static=True, env=env, timeout=60)
     assert report.ok, report.failures
+    assert report.static is not None and report.loader_hook is not None and report.loader_hook.state == "loaded"
+    status = {r.soname: (r.status, r.via) for r in report.static.libraries}
+    assert status["libcudart.so.13"] == ("ok", "loaded") and status["libcudnn.so.9"] == ("ok", "loaded")
+    assert status["libcublas.so.13"] == ("ok", "ld_library_path")  # not in a wheel: the loader's own search
     result = cli("verify", "--static", "--python", str(python), env=env)
     assert result.returncode == 0, result.stdout
     assert "libcuda.so.1" in result.stdout and "driver-missing" in result.stdout
@@ -316,7 +342,9 @@ def test_hide_cudnn_script_hides_cudnn_in_a_mount_namespace(tmp_path: Path):
     assert status["libcudnn.so.9"] == "missing"
     assert (cudnn_dir / "libcudnn.so.9").is_file() and (shared / "libcudnn_ops.so.9").is_file()
     assert (shared / "libcublas.so.13").is_file()
-    assert run_verify(str(python), static=True, env=env, timeout=60).ok
+    unhidden = run_verify(str(python), static=True, env=env, timeout=60)
+    assert unhidden.static is not None
+    assert {r.soname: r.status for r in unhidden.static.libraries}["libcudnn.so.9"] == "preload-only"
 
 
 def test_static_without_the_provider_library_is_cpu_package_only(tmp_path: Path):

@@ -27,6 +27,7 @@ from provisioner.verify.report import (
     Comparison,
     Failure,
     InstalledOrt,
+    LoaderHookStatus,
     ModelCheck,
     OrtImport,
     ResolvedLibrary,
@@ -339,10 +340,27 @@ def test_results_differ():
     assert codes(diagnose(None, failed)) == ["gpu-results-differ"]
 
 
-def test_preload_required_is_a_warning():
-    worked = report(preload_required=True, attempts=("without preload: failed", "with preload: passed"))
-    findings = diagnose(host(), worked)
-    assert [(f.code, f.severity) for f in findings] == [("library-not-on-path", "warning")]
+def test_working_only_after_preload_is_an_error():
+    """What a plain program gets decides: a session that needs preload_dlls() leaves plain code on the CPU."""
+    only_with_help = report(
+        False,
+        preload_required=True,
+        attempts=("plain (as your code runs): failed", "with onnxruntime.preload_dlls(): passed"),
+        failures=(Failure("library-not-on-path", "works only after onnxruntime.preload_dlls()"),),
+    )
+    findings = diagnose(host(), only_with_help)
+    assert ("library-not-on-path", "error") in [(f.code, f.severity) for f in findings]
+    assert not is_healthy(findings)
+    assert "loader hook" in next(f.fix for f in findings if f.code == "library-not-on-path")
+
+
+def test_a_failed_loader_hook_is_loud():
+    hook = LoaderHookStatus("failed", version=1, error="OSError: boom")
+    failed = report(False, loader_hook=hook, failures=(Failure("cpu-fallback", "fell back"),))
+    codes = {(f.code, f.severity) for f in diagnose(host(), failed)}
+    assert ("loader-hook-failed", "error") in codes
+    passed_anyway = report(loader_hook=LoaderHookStatus("loaded", errors=("libcufft.so.12: bad ELF",)))
+    assert ("loader-hook-failed", "warning") in {(f.code, f.severity) for f in diagnose(host(), passed_anyway)}
 
 
 def test_static_report_missing_libraries():

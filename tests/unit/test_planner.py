@@ -270,7 +270,7 @@ def test_torch_cuda12_prefers_the_cuda12_build_and_reuses_its_wheels() -> None:
     assert "reuses CUDA libraries already present" in reasons_of(p.rejected)
     # the feed build: onnxruntime-gpu from its index alone (no PyPI fallback that could swap in the CUDA 13
     # build of the same number), then its dependencies and the libraries from PyPI
-    feed_step, pypi_step = p.steps[-2], p.steps[-1]
+    feed_step, pypi_step = [step for step in p.steps if step.runs_installer][-2:]
     assert feed_step.packages == ("onnxruntime-gpu==1.31.1",) and feed_step.index_url == CUDA12_FEED
     assert feed_step.no_deps and feed_step.extra_index_urls == ()
     assert pypi_step.index_url is None and pypi_step.packages[0].startswith("onnxruntime-gpu")

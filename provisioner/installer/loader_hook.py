@@ -1,0 +1,94 @@
+"""Install or remove the loader hook (provisioner/standalone/loader_hook.py) in a target's site-packages.
+
+What lands in site-packages:
+  ortprov-loader.pth        one line, run by `site` at start-up, that imports _ortprov_loader and never raises
+  _ortprov_loader/__init__.py   the hook (standalone/loader_hook.py), elf.py beside it (standalone/elf.py)
+  _ortprov_loader/hook.json     the sonames each CUDA major's builds link or open by name (from the matrix)
+Writing is idempotent (a file is rewritten only when its bytes differ) and happens inside apply's
+transaction, so a failed apply takes it back with everything else. No distribution owns these files: pip
+leaves them alone, also on `pip install -U onnxruntime-gpu`, and the hook adapts to whichever build is there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from provisioner import __version__
+from provisioner.standalone.loader_hook import PACKAGE as PACKAGE_DIR
+from provisioner.standalone.loader_hook import PTH_FILE
+
+# `site` runs a .pth line that starts with "import"; the exec keeps a missing or broken hook silent.
+PTH_LINE = f'import sys; exec("try:\\n import {PACKAGE_DIR}\\nexcept Exception:\\n pass")\n'
+_STANDALONE = Path(__file__).resolve().parent.parent / "standalone"
+
+
+def hook_files(sonames_by_cuda_major: dict[str, tuple[str, ...]]) -> dict[str, bytes]:
+    """Relative path under site-packages -> content, for the matrix's soname table."""
+    table = {"written_by": f"ortprov {__version__}", "sonames_by_cuda_major": sonames_by_cuda_major}
+    return {
+        PTH_FILE: PTH_LINE.encode(),
+        f"{PACKAGE_DIR}/__init__.py": (_STANDALONE / "loader_hook.py").read_bytes(),
+        f"{PACKAGE_DIR}/elf.py": (_STANDALONE / "elf.py").read_bytes(),
+        f"{PACKAGE_DIR}/hook.json": (json.dumps(table, indent=1, sort_keys=True) + "\n").encode(),
+    }
+
+
+def pending(site_packages: str, files: dict[str, bytes]) -> list[str]:
+    """The files that a write would create or change (empty: the hook is installed and current)."""
+    root = Path(site_packages)
+    out = []
+    for relative, content in files.items():
+        try:
+            if (root / relative).read_bytes() == content:
+                continue
+        except OSError:
+            pass
+        out.append(relative)
+    return out
+
+
+def installed(site_packages: str) -> bool:
+    """Whether any part of the hook is present."""
+    root = Path(site_packages)
+    return (root / PTH_FILE).exists() or (root / PACKAGE_DIR).exists()
+
+
+def write(site_packages: str, files: dict[str, bytes], python: str | None = None) -> list[str]:
+    """Create or update the hook's files (each atomically); byte-compile with the target `python` when given.
+    Returns the files written."""
+    root = Path(site_packages)
+    written = pending(site_packages, files)
+    for relative in sorted(written, key=lambda r: r == PTH_FILE):  # the .pth last: it arms the rest
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(path.name + ".ortprov-tmp")
+        temporary.write_bytes(files[relative])
+        os.replace(temporary, path)
+    if written and python:
+        # best effort: byte-code keeps the start-up cost of the .pth line at an unmarshal
+        subprocess.run(
+            [python, "-m", "compileall", "-q", str(root / PACKAGE_DIR)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=60,
+            check=False,
+        )
+    return written
+
+
+def remove(site_packages: str) -> list[str]:
+    """Remove the hook's files (the .pth first: it disarms the rest). Returns what was removed."""
+    root = Path(site_packages)
+    removed = []
+    if (root / PTH_FILE).exists():
+        (root / PTH_FILE).unlink()
+        removed.append(PTH_FILE)
+    if (root / PACKAGE_DIR).exists():
+        shutil.rmtree(root / PACKAGE_DIR)
+        removed.append(PACKAGE_DIR + "/")
+    return removed

@@ -1,0 +1,147 @@
+"""Read what the dynamic loader reads from an ELF shared object: DT_NEEDED, RPATH, RUNPATH and SONAME.
+
+Standard library only (Python 3.8+): it runs in ortprov, in the target interpreter (the verify child, the
+loader hook installed into a venv) and inside Docker builds. It reads the program headers and the PT_DYNAMIC
+segment, as ld.so does (section headers may be stripped), through `read(offset, length)`, so a 1 GB library
+costs a few small reads, and a library inside a remote wheel can be read from a prefix of its bytes.
+"""
+
+from __future__ import annotations
+
+import struct
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Reader = Callable[[int, int], bytes]
+
+
+class Dynamic:
+    """The dynamic section's answers: what the object needs, where it asks the loader to look, its name."""
+
+    __slots__ = ("needed", "rpath", "runpath", "soname")
+
+    def __init__(
+        self,
+        needed: list[str] | None = None,
+        rpath: list[str] | None = None,
+        runpath: list[str] | None = None,
+        soname: str | None = None,
+    ) -> None:
+        self.needed = needed or []
+        self.rpath = rpath or []
+        self.runpath = runpath or []
+        self.soname = soname
+
+    def __repr__(self) -> str:
+        return f"Dynamic(needed={self.needed}, rpath={self.rpath}, runpath={self.runpath}, soname={self.soname!r})"
+
+
+PT_LOAD, PT_DYNAMIC = 1, 2
+DT_NULL, DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 14, 15, 29
+MAX_DYNAMIC_BYTES = 1 << 20  # a dynamic segment is a few hundred entries; anything larger is not a library
+MAX_STRING_BYTES = 4096
+
+
+class ElfError(ValueError):
+    """Not an ELF file, or its dynamic segment cannot be read."""
+
+
+def read_dynamic(read: Reader) -> Dynamic:
+    """The dynamic section of an ELF object, read through `read(offset, length)`."""
+    ident = read(0, 64)
+    if len(ident) < 52 or ident[:4] != b"\x7fELF":
+        raise ElfError("not an ELF file")
+    is64 = ident[4] == 2
+    endian = "<" if ident[5] == 1 else ">"
+    if is64:
+        (phoff,) = struct.unpack_from(endian + "Q", ident, 0x20)
+        phentsize, phnum = struct.unpack_from(endian + "HH", ident, 0x36)
+    else:
+        (phoff,) = struct.unpack_from(endian + "I", ident, 0x1C)
+        phentsize, phnum = struct.unpack_from(endian + "HH", ident, 0x2A)
+    table = read(phoff, phentsize * phnum)
+    if len(table) < phentsize * phnum:
+        raise ElfError("truncated program headers")
+    loads = []
+    dynamic = None
+    for number in range(phnum):
+        at = number * phentsize
+        if is64:
+            p_type, _flags, offset, vaddr, _paddr, filesz = struct.unpack_from(endian + "IIQQQQ", table, at)
+        else:
+            p_type, offset, vaddr, _paddr, filesz = struct.unpack_from(endian + "IIIII", table, at)
+        if p_type == PT_LOAD:
+            loads.append((vaddr, offset, filesz))
+        elif p_type == PT_DYNAMIC:
+            dynamic = (offset, filesz)
+    if dynamic is None:
+        return Dynamic()  # a static object: it needs nothing
+    offset, size = dynamic
+    data = read(offset, min(size, MAX_DYNAMIC_BYTES))
+    if len(data) < min(size, MAX_DYNAMIC_BYTES):
+        raise ElfError("the dynamic segment lies beyond the bytes that could be read")
+    entry = 16 if is64 else 8
+    fmt = endian + ("qQ" if is64 else "iI")
+    entries = []
+    for at in range(0, len(data) - entry + 1, entry):
+        tag, value = struct.unpack_from(fmt, data, at)
+        if tag == DT_NULL:
+            break
+        entries.append((tag, value))
+    strtab = next((value for tag, value in entries if tag == DT_STRTAB), None)
+    if strtab is None:
+        return Dynamic()
+    base = _file_offset(strtab, loads)
+
+    def string(position: int) -> str:
+        raw = read(base + position, MAX_STRING_BYTES)
+        end = raw.find(b"\0")
+        if end < 0:
+            raise ElfError("a dynamic string lies beyond the bytes that could be read")
+        return raw[:end].decode("utf-8", "replace")
+
+    needed: list[str] = []
+    rpath: list[str] = []
+    runpath: list[str] = []
+    soname: str | None = None
+    for tag, value in entries:
+        if tag == DT_NEEDED:
+            needed.append(string(value))
+        elif tag == DT_RPATH:
+            rpath += [part for part in string(value).split(":") if part]
+        elif tag == DT_RUNPATH:
+            runpath += [part for part in string(value).split(":") if part]
+        elif tag == DT_SONAME:
+            soname = string(value)
+    return Dynamic(needed, rpath, runpath, soname)
+
+
+def _file_offset(vaddr: int, loads: list) -> int:
+    for seg_vaddr, seg_offset, seg_size in loads:
+        if seg_vaddr <= vaddr < seg_vaddr + max(seg_size, 1):
+            return vaddr - seg_vaddr + seg_offset
+    return vaddr
+
+
+def read_dynamic_file(path: str) -> Dynamic:
+    """read_dynamic of a file on disk (OSError when it cannot be opened)."""
+    with open(path, "rb") as handle:
+
+        def read(offset: int, length: int) -> bytes:
+            handle.seek(offset)
+            return handle.read(length)
+
+        try:
+            return read_dynamic(read)
+        except struct.error as exc:
+            raise ElfError(f"{path}: {exc}") from None
+
+
+def read_dynamic_bytes(data: bytes) -> Dynamic:
+    """read_dynamic of bytes in memory (a prefix of a library read from a wheel); ElfError when too short."""
+    try:
+        return read_dynamic(lambda offset, length: data[offset : offset + length])
+    except struct.error as exc:
+        raise ElfError(str(exc)) from None

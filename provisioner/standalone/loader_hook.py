@@ -1,0 +1,282 @@
+"""ortprov loader hook: a plain `import onnxruntime` finds the CUDA libraries of the NVIDIA pip wheels.
+
+onnxruntime's CUDA provider has no RUNPATH to site-packages/nvidia/*: without a CUDA toolkit on the loader's
+path, a plain program falls back to the CPU unless it calls onnxruntime.preload_dlls() or imports torch first.
+`ortprov apply` installs this file as site-packages/_ortprov_loader/__init__.py (with elf.py and hook.json
+beside it) and one line in site-packages/ortprov-loader.pth that imports it when the interpreter starts.
+
+At start-up it only puts a finder at the front of sys.meta_path: no file is read, nothing is loaded. The first
+time the program imports onnxruntime, the finder steps out of sys.meta_path and prepares the libraries, then
+lets the import go on as usual:
+- Linux: the libraries the installed CUDA (and TensorRT) provider links (its DT_NEEDED entries) and those it
+  opens later by name (hook.json, derived from ortprov's matrix for each CUDA major) are loaded from the
+  wheel folders with RTLD_GLOBAL, each after the wheel libraries it needs itself. The provider and cuDNN then
+  find them already loaded, as after onnxruntime.preload_dlls(). A library some other code already loaded
+  is left alone, and a CPU build of onnxruntime makes the hook do nothing.
+- Windows: the folders holding the wheels' DLLs go to the front of PATH (which LoadLibrary searches for the
+  provider's dependencies) and to os.add_dll_directory.
+
+Standard library only, Python 3.8+. It must never break an interpreter: every failure is caught and kept in
+STATUS, which `ortprov verify` and `ortprov doctor` read and report.
+"""
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+HOOK_VERSION = 1
+PTH_FILE = "ortprov-loader.pth"  # in site-packages, beside this package
+PACKAGE = "_ortprov_loader"  # the name this file is installed under
+STATUS: "dict[str, Any]" = {
+    "version": HOOK_VERSION,
+    "state": "waiting",  # waiting | loaded | inert (nothing to do) | failed
+    "reason": None,  # why inert
+    "cuda_major": None,
+    "loaded": [],  # paths loaded by the hook, in order
+    "already_loaded": [],  # sonames something else had loaded before
+    "not_in_wheels": [],  # sonames wanted but not in any NVIDIA wheel folder (the system may have them)
+    "errors": [],  # "soname: why" for each library that failed to load
+    "folders": [],
+    "error": None,  # the hook itself failed
+    "seconds": None,
+}
+PROVIDERS = ("libonnxruntime_providers_cuda.so", "libonnxruntime_providers_tensorrt.so")
+TENSORRT_PROVIDER = PROVIDERS[1]
+
+
+class OnnxruntimeImportWatcher:
+    """A sys.meta_path finder that finds nothing: it prepares the libraries when onnxruntime is first imported."""
+
+    @staticmethod
+    def find_spec(name: "str", path: "object" = None, target: "object" = None) -> None:
+        if name == "onnxruntime" and STATUS["state"] == "waiting":
+            run()
+        return None
+
+
+def install() -> None:
+    """Put the watcher at the front of sys.meta_path (once)."""
+    if OnnxruntimeImportWatcher not in sys.meta_path:
+        sys.meta_path.insert(0, OnnxruntimeImportWatcher)
+
+
+def run(paths: "list[str] | None" = None) -> None:
+    """Prepare the libraries once; any failure ends in STATUS, never in an exception."""
+    import time
+
+    started = time.perf_counter()
+    STATUS["state"] = "running"
+    try:
+        if OnnxruntimeImportWatcher in sys.meta_path:
+            sys.meta_path.remove(OnnxruntimeImportWatcher)
+        if sys.platform.startswith("win"):
+            prepare_windows(sys.path if paths is None else paths)
+        else:
+            prepare_linux(sys.path if paths is None else paths)
+    except BaseException as exc:  # noqa: BLE001 - a hook must not break the program importing onnxruntime
+        STATUS["state"] = "failed"
+        STATUS["error"] = f"{type(exc).__name__}: {exc}"
+    STATUS["seconds"] = round(time.perf_counter() - started, 4)
+
+
+# ---------------------------------------------------------------- Linux
+
+
+def prepare_linux(paths: "list[str]") -> None:
+    import os
+
+    package = find_package(paths, "onnxruntime")
+    if package is None:
+        return _inert("no onnxruntime package on sys.path")
+    capi = os.path.join(package, "capi")
+    providers = [os.path.join(capi, name) for name in PROVIDERS if os.path.isfile(os.path.join(capi, name))]
+    if not providers:
+        return _inert("the installed onnxruntime has no CUDA provider (a CPU build)")
+    index = wheel_libraries(paths)
+    if not index:
+        return _inert("no NVIDIA wheel libraries in site-packages")
+    STATUS["folders"] = sorted({os.path.dirname(path) for path in index.values()})
+    from . import elf
+
+    wanted = []
+    for provider in providers:
+        if provider.endswith(TENSORRT_PROVIDER) and not any(name.startswith("libnvinfer") for name in index):
+            continue  # TensorRT's libraries are not installed from wheels: nothing to prepare for it
+        wanted += [name for name in elf.read_dynamic_file(provider).needed if name not in wanted]
+    major = cuda_major(package, wanted)
+    STATUS["cuda_major"] = major
+    for name in opened_later(major):
+        if name not in wanted:
+            wanted.append(name)
+    mapped = mapped_sonames()
+    order = load_order(wanted, index, mapped, lambda path: elf.read_dynamic_file(path).needed)
+    import ctypes
+
+    for soname, path in order:
+        try:
+            ctypes.CDLL(path, mode=getattr(os, "RTLD_GLOBAL", 0x100))
+            STATUS["loaded"].append(path)
+        except OSError as exc:
+            STATUS["errors"].append(f"{soname}: {exc}")
+    STATUS["already_loaded"] = sorted(name for name in wanted if name in mapped)
+    STATUS["not_in_wheels"] = sorted(
+        name for name in wanted if name not in index and name not in mapped and not is_driver_library(name)
+    )
+    STATUS["state"] = "loaded"
+
+
+def _inert(reason: str) -> None:
+    STATUS["state"] = "inert"
+    STATUS["reason"] = reason
+
+
+def find_package(paths: "list[str]", name: str) -> "str | None":
+    """The folder of a top-level package as the import system would find it first on `paths`."""
+    import os
+
+    for entry in paths:
+        folder = os.path.join(entry or os.getcwd(), name)
+        if os.path.isfile(os.path.join(folder, "__init__.py")):
+            return folder
+    return None
+
+
+def wheel_libraries(paths: "list[str]") -> "dict[str, str]":
+    """soname -> path of every shared library in the NVIDIA (and TensorRT) wheel folders, first path wins."""
+    import os
+
+    index: dict[str, str] = {}
+    for entry in paths:
+        if not entry or not os.path.isdir(entry):
+            continue
+        folders = []
+        nvidia = os.path.join(entry, "nvidia")
+        if os.path.isdir(nvidia):
+            for package in sorted(os.listdir(nvidia)):
+                folders += [os.path.join(nvidia, package, sub) for sub in ("lib", "lib64")]
+        folders.append(os.path.join(entry, "tensorrt_libs"))
+        for folder in folders:
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                continue
+            for filename in names:
+                if filename.startswith("lib") and ".so" in filename:
+                    index.setdefault(filename, os.path.join(folder, filename))
+    return index
+
+
+def cuda_major(package: str, needed: "list[str]") -> "str | None":
+    """The CUDA major the build was made for: its build_and_package_info.py, else its libcudart/libcublas."""
+    import os
+    import re
+
+    try:
+        with open(os.path.join(package, "capi", "build_and_package_info.py"), encoding="utf-8") as handle:
+            found = re.search(r"^cuda_version\s*=\s*['\"](\d+)", handle.read(), re.M)
+        if found:
+            return found.group(1)
+    except OSError:
+        pass
+    for name in needed:
+        found = re.match(r"^lib(?:cudart|cublas)\.so\.(\d+)", name)
+        if found:
+            return found.group(1)
+    return None
+
+
+def opened_later(major: "str | None") -> "list[str]":
+    """Sonames a build of this CUDA major may open by name (hook.json, written by ortprov from its matrix)."""
+    import json
+    import os
+
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook.json"), encoding="utf-8") as f:
+            table = json.load(f).get("sonames_by_cuda_major", {})
+    except (OSError, ValueError):
+        return []
+    return [name for name in table.get(str(major), []) if isinstance(name, str)]
+
+
+def mapped_sonames() -> "set[str]":
+    """File names of the shared objects this process has mapped (Linux /proc/self/maps)."""
+    import os
+
+    names = set()
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and "/" in parts[5]:
+                    names.add(os.path.basename(parts[5].strip()))
+    except OSError:
+        pass
+    return names
+
+
+def is_driver_library(name: str) -> bool:
+    """libcuda.so.1 and the other libraries that come with the NVIDIA driver, never from a wheel."""
+    return name.startswith(("libcuda.so", "libnvidia-", "libnvcuvid", "libnvidia-ml"))
+
+
+def load_order(
+    wanted: "list[str]", index: "dict[str, str]", mapped: "set[str]", needed_of: "Callable[[str], list[str]]"
+) -> "list[tuple[str, str]]":
+    """(soname, path) to load, each after the wheel libraries it needs itself; skips what is already mapped.
+
+    Pure: `index` is soname -> path of the wheel libraries, `needed_of(path)` their DT_NEEDED entries.
+    """
+    order = []
+    seen = set()
+
+    def visit(name: str, depth: int) -> None:
+        if name in seen or name in mapped or name not in index or depth > 16:
+            return
+        seen.add(name)
+        path = index[name]
+        try:
+            dependencies = needed_of(path)
+        except (OSError, ValueError):
+            dependencies = []
+        for dependency in dependencies:
+            visit(dependency, depth + 1)
+        order.append((name, path))
+
+    for name in wanted:
+        visit(name, 0)
+    return order
+
+
+# ---------------------------------------------------------------- Windows
+
+
+def prepare_windows(paths: "list[str]") -> None:
+    import os
+
+    folders = []
+    for entry in paths:
+        nvidia = os.path.join(entry or os.getcwd(), "nvidia")
+        if not os.path.isdir(nvidia):
+            continue
+        for package in sorted(os.listdir(nvidia)):
+            for sub in (("bin",), ("bin", "x86_64"), ("bin", "x64")):
+                folder = os.path.join(nvidia, package, *sub)
+                if os.path.isdir(folder) and any(n.lower().endswith(".dll") for n in os.listdir(folder)):
+                    folders.append(folder)
+    if not folders:
+        return _inert("no NVIDIA wheel DLL folders in site-packages")
+    current = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join(folders + ([current] if current else []))
+    for folder in folders:
+        adder = getattr(os, "add_dll_directory", None)
+        if adder is not None:
+            adder(folder)
+    STATUS["folders"] = folders
+    STATUS["state"] = "loaded"
+
+
+if __name__ == PACKAGE:  # installed in site-packages (not when ortprov imports its own copy)
+    install()

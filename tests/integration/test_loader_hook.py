@@ -1,0 +1,82 @@
+"""A plain program in the environment `ortprov apply` leaves finds the NVIDIA wheels' libraries.
+
+For four onnxruntime-gpu eras (1.18 CUDA 11, 1.20 CUDA 12 without preload_dlls(), 1.22 CUDA 12, 1.31 CUDA
+13), real venvs get stub wheels under the real names, versions and folders, with gcc-built libraries under the
+real sonames, from a package index on 127.0.0.1. After apply, a plain `python -c` session (no
+preload_dlls(), no torch, no environment variable) fails only on libcuda.so.1, which comes with the NVIDIA
+driver this machine does not have; without the loader hook the same session names a library of the wheels.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from provisioner.matrix import load_matrix
+from tests.support.envs import clean_env, run_ortprov, venv_python
+from tests.support.gpu_stubs import DRIVER_LIBRARY, PLAIN_SESSION, era_wheels
+from tests.support.index_server import IndexServer
+from tests.support.wheels import build_wheels
+
+pytestmark = pytest.mark.slow
+
+H100 = ("--driver", "580.159.04", "--gpu-cc", "9.0", "--python", "3.11", "--platform", "linux-x86_64")
+ERAS = {
+    "1.18-cuda11": ("--ort", "1.18.1", "--cuda", "11"),
+    "1.20-cuda12-no-preload": ("--ort", "1.20.0", "--cuda", "12"),
+    "1.22-cuda12": ("--ort", "1.22.0", "--cuda", "12"),
+    "1.31-cuda13": ("--ort", "1.31.1", "--cuda", "13"),
+}
+
+
+def plain_session(python: Path, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The user's own code: a session asking for CUDA, nothing else."""
+    return subprocess.run(
+        [str(python), "-c", PLAIN_SESSION], env=env, cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+def loader_error(stderr: str) -> str:
+    """The library the dynamic loader could not find, from onnxruntime's error line."""
+    marker = "with error: "
+    line = next(line for line in stderr.splitlines() if marker in line)
+    return line.split(marker, 1)[1].split(":", 1)[0].strip()
+
+
+@pytest.fixture(scope="module")
+def matrix():  # noqa: ANN201
+    return load_matrix()
+
+
+@pytest.mark.parametrize("era", list(ERAS))
+def test_plain_code_finds_the_wheels_libraries_after_apply(era: str, tmp_path: Path, matrix) -> None:  # noqa: ANN001
+    env = clean_env(tmp_path)
+    planned = run_ortprov("plan", "--json", *H100, *ERAS[era], env=env)
+    assert planned.returncode == 0, planned.stderr
+    plan = json.loads(planned.stdout)
+    assert any(step["kind"] == "loader-hook" for step in plan["steps"])
+    wheels = tmp_path / "wheels"
+    build_wheels(wheels, era_wheels(plan, matrix, tmp_path / "build"))
+    venv = tmp_path / "venv"
+    with IndexServer(wheels) as index:
+        applied = run_ortprov(
+            "apply", "--venv", str(venv), *H100, *ERAS[era], "--index-url", index.url, "-y", "--verify-static",
+            env=env,
+        )  # fmt: skip
+    assert applied.returncode == 0, applied.stderr
+    assert "loader hook" in applied.stderr
+    python = venv_python(venv)
+
+    session = plain_session(python, env, tmp_path)
+    assert "['CPUExecutionProvider']" in session.stdout  # no driver here: the CPU, but only for that reason
+    assert loader_error(session.stderr) == DRIVER_LIBRARY, session.stderr
+
+    # the control: the same venv without the hook's .pth line names a library of the NVIDIA wheels
+    pth = next(Path(p) for p in venv.glob("lib/python*/site-packages/ortprov-loader.pth"))
+    pth.rename(pth.with_suffix(".off"))
+    without = plain_session(python, env, tmp_path)
+    missing = loader_error(without.stderr)
+    assert missing != DRIVER_LIBRARY and missing.startswith(("libcublas", "libcudart", "libcudnn", "libcurand"))
