@@ -31,10 +31,10 @@ TARGET_S = 3.0
 def one_run(python: str, static: bool) -> dict[str, float]:
     """Seconds of one run_verify call, one CLI process, and the phases the child reported."""
     started = time.perf_counter()
-    report = run_verify(python, static=static, preload="never")
+    report = run_verify(python, static=static)
     figures = {"run_verify (child, in-process call)": time.perf_counter() - started}
     env = {**os.environ, "NO_COLOR": "1"}
-    argv = [sys.executable, "-m", "provisioner", "verify", "--python", python, "--preload", "never"]
+    argv = [sys.executable, "-m", "provisioner", "verify", "--python", python]
     if static:
         argv.append("--static")
     started = time.perf_counter()

@@ -398,27 +398,27 @@ def test_wheelhouse_download_then_offline_apply(
 # -- verification --------------------------------------------------------------------------------------------
 
 
-def test_failed_verification_exits_non_zero_and_keeps_the_install(
-    tmp_path: Path, env: dict[str, str], index: IndexServer, cpu_venv: Path
+@pytest.mark.parametrize("keep", [False, True])
+def test_failed_verification_restores_the_environment_unless_keep(
+    tmp_path: Path, env: dict[str, str], index: IndexServer, cpu_venv: Path, keep: bool
 ) -> None:
+    python = venv_python(cpu_venv)
+    before, files = freeze(python, env), tree_digest(cpu_venv)
     plan = write_plan(tmp_path / "plan.json")
+    flags = ("--keep",) if keep else ()
     proc = run_ortprov(
-        "apply",
-        "--plan",
-        str(plan),
-        "--python",
-        str(venv_python(cpu_venv)),
-        "--index-url",
-        index.url,
-        "--yes",
-        "--verify-timeout",
-        "60",
-        env=env,
-    )
+        "apply", "--plan", str(plan), "--python", str(python), "--index-url", index.url, "--yes",
+        "--verify-timeout", "60", *flags, env=env,
+    )  # fmt: skip
     # the test wheels are not a real onnxruntime: the CUDA session cannot be proven
     assert proc.returncode == 1, proc.stderr
     assert "verify: FAILED" in proc.stderr
-    assert "onnxruntime-gpu==1.31.1" in freeze(venv_python(cpu_venv), env)
+    if keep:
+        assert "--keep: the installation is kept" in proc.stderr
+        assert "onnxruntime-gpu==1.31.1" in freeze(python, env)
+    else:
+        assert "the environment was restored" in proc.stderr
+        assert freeze(python, env) == before and tree_digest(cpu_venv) == files
 
 
 def test_air_gapped_fresh_venv_from_a_wheelhouse(tmp_path: Path, env: dict[str, str], wheel_dir: Path) -> None:

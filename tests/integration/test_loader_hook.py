@@ -80,3 +80,74 @@ def test_plain_code_finds_the_wheels_libraries_after_apply(era: str, tmp_path: P
     without = plain_session(python, env, tmp_path)
     missing = loader_error(without.stderr)
     assert missing != DRIVER_LIBRARY and missing.startswith(("libcublas", "libcudart", "libcudnn", "libcurand"))
+
+
+@pytest.fixture
+def applied_venv(tmp_path: Path, matrix) -> tuple[Path, dict[str, str], IndexServer]:  # noqa: ANN001
+    """A venv that `ortprov apply` filled with the 1.22 (CUDA 12) era; the index keeps serving."""
+    env = clean_env(tmp_path)
+    era = ERAS["1.22-cuda12"]
+    plan = json.loads(run_ortprov("plan", "--json", *H100, *era, env=env).stdout)
+    wheels = tmp_path / "wheels"
+    build_wheels(wheels, era_wheels(plan, matrix, tmp_path / "build"))
+    venv = tmp_path / "venv"
+    with IndexServer(wheels) as index:
+        applied = run_ortprov(
+            "apply", "--venv", str(venv), *H100, *era, "--index-url", index.url, "-y", "--verify-static", env=env
+        )
+        assert applied.returncode == 0, applied.stderr
+        yield venv, env, index
+
+
+def site_of(venv: Path) -> Path:
+    return next(venv.glob("lib/python*/site-packages"))
+
+
+def test_the_hook_lives_through_the_packages_life(applied_venv, tmp_path: Path) -> None:  # noqa: ANN001
+    venv, env, index = applied_venv
+    python, era = venv_python(venv), ERAS["1.22-cuda12"]
+    # apply again: nothing to do, the hook is current
+    again = run_ortprov("apply", "--venv", str(venv), *H100, *era, "--index-url", index.url, "-y", "--no-verify",
+                        env=env)  # fmt: skip
+    assert again.returncode == 0 and "already satisfied" in again.stderr, again.stderr
+    # `pip install --force-reinstall onnxruntime-gpu` (as `pip install -U` would): pip leaves the hook alone
+    reinstall = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", "--index-url", index.url,
+         "onnxruntime-gpu==1.22.0"], env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert reinstall.returncode == 0, reinstall.stderr
+    assert loader_error(plain_session(python, env, tmp_path).stderr) == DRIVER_LIBRARY
+    # the same machine with CUDA and cuDNN from the system: the hook goes with the NVIDIA wheels' role
+    dry = run_ortprov("apply", "--venv", str(venv), *H100, *era, "--cuda-libraries", "system", "--index-url",
+                      index.url, "-y", "--dry-run", env=env)  # fmt: skip
+    assert "remove the loader hook" in dry.stderr and (site_of(venv) / "ortprov-loader.pth").exists()
+    system = run_ortprov("apply", "--venv", str(venv), *H100, *era, "--cuda-libraries", "system", "--index-url",
+                         index.url, "-y", "--no-verify", env=env)  # fmt: skip
+    assert system.returncode == 0, system.stderr
+    assert not (site_of(venv) / "ortprov-loader.pth").exists() and not (site_of(venv) / "_ortprov_loader").exists()
+
+
+@pytest.mark.parametrize("damage", ["package-gone", "raises-on-import", "elf-reader-gone"])
+def test_a_broken_hook_is_silent_at_start_up_and_loud_in_doctor(applied_venv, tmp_path: Path, damage: str) -> None:  # noqa: ANN001
+    venv, env, _ = applied_venv
+    python, package = venv_python(venv), site_of(venv) / "_ortprov_loader"
+    if damage == "package-gone":
+        for path in package.rglob("*"):
+            path.unlink() if path.is_file() else None
+        package.joinpath("__pycache__").rmdir() if package.joinpath("__pycache__").exists() else None
+        package.rmdir()
+    elif damage == "raises-on-import":
+        package.joinpath("__init__.py").write_text("raise RuntimeError('hook broken')\n")
+    else:
+        package.joinpath("elf.py").unlink()
+    started = subprocess.run([str(python), "-c", "print('ok')"], env=env, capture_output=True, text=True)
+    assert started.returncode == 0 and started.stdout == "ok\n" and started.stderr == ""
+    session = plain_session(python, env, tmp_path)
+    assert session.returncode == 0 and "['CPUExecutionProvider']" in session.stdout
+    if damage == "elf-reader-gone":  # the hook ran and failed: verify and doctor say so
+        verify = run_ortprov("verify", "--static", "--json", "--python", str(python), env=env)
+        report = json.loads(verify.stdout)
+        assert report["loader_hook"]["state"] == "failed" and "elf" in report["loader_hook"]["error"]
+        doctor = run_ortprov("doctor", "--json", "--python", str(python), env=env)
+        codes = [finding["code"] for finding in json.loads(doctor.stdout)["findings"]]
+        assert "loader-hook-failed" in codes, codes
