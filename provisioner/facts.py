@@ -108,6 +108,11 @@ class MissingFiles:
     listed: int  # checked: the RECORD's entries less byte-code and empty files
     sample: tuple[str, ...] = ()  # a few of the missing paths, as the RECORD names them
 
+    def __str__(self) -> str:
+        """ "57 of the 60 files its RECORD lists are missing, e.g. onnxruntime/__init__.py"."""
+        example = f", e.g. {self.sample[0]}" if self.sample else ""
+        return f"{self.count} of the {self.listed} files its RECORD lists are missing{example}"
+
 
 @dataclass(frozen=True)
 class OrtDist:

@@ -937,11 +937,7 @@ def _why_replaced(dist: OrtDist, build: Planned) -> str | None:
 
 
 def _incomplete(missing: MissingFiles) -> str:
-    example = f", e.g. {missing.sample[0]}" if missing.sample else ""
-    return (
-        f"incomplete ({missing.count} of the {missing.listed} files its RECORD lists are missing{example}): "
-        "removed and installed afresh"
-    )
+    return f"incomplete ({missing}): removed and installed afresh"
 
 
 def retarget(plan: Plan, targets: Sequence[Installed]) -> Plan:

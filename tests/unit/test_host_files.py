@@ -30,7 +30,7 @@ def as_saved(now: object, saved: object) -> object:
     if isinstance(now, dict) and isinstance(saved, dict):
         return {k: as_saved(v, saved.get(k)) for k, v in now.items() if k in saved or v is not None}
     if isinstance(now, list) and isinstance(saved, list) and len(now) == len(saved):
-        return [as_saved(a, b) for a, b in zip(now, saved)]
+        return [as_saved(a, b) for a, b in zip(now, saved, strict=True)]
     return now
 
 
