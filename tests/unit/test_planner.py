@@ -14,6 +14,7 @@ from provisioner.facts import Gpu, HostFacts, LibraryHit, MissingFiles, OrtDist,
 from provisioner.matrix import Matrix, OrtBuild
 from provisioner.plan import Plan, Request
 from provisioner.planner import driver_cuda_version, make_plan, retarget
+from provisioner.recipes import render
 from provisioner.versions import at_least, vtuple
 from tests.unit.matrix_fixtures import CUDA12_FEED, MATRIX, host, with_cpu_ort, with_torch
 
@@ -342,6 +343,9 @@ def test_the_planned_build_installed_next_to_the_cpu_one_is_removed_too_and_inst
     assert p.steps[0].kind == "uninstall" and p.steps[0].packages == ("onnxruntime", "onnxruntime-gpu")
     assert "deletes the onnxruntime/ files onnxruntime-gpu 1.31.1 shares with it" in p.steps[0].description
     assert "onnxruntime-gpu[cuda,cudnn]==1.31.1" in p.install
+    lines = [line for line in render(p, "pip").splitlines() if line.startswith("python -m pip")]
+    assert lines[0] == "python -m pip uninstall -y onnxruntime onnxruntime-gpu"
+    assert lines[1].startswith("python -m pip install 'onnxruntime-gpu[cuda,cudnn]==1.31.1'")
 
 
 def test_an_incomplete_planned_build_is_removed_and_installed_afresh() -> None:
