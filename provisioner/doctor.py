@@ -155,12 +155,47 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes) -> 
                 fixes.for_code("cpu-and-gpu-installed"),
             )
         )
+    found += _incomplete_findings(facts, fixes)
     gpu = gpu_dists[0] if gpu_dists else None
     if gpu is not None and gpu.cuda_version and driver.present and driver.cuda_version:
         found += _driver_vs_build(gpu, driver.cuda_version, driver.version, fixes)
     proven = report is not None and report.ok and report.mode == "session"
     if gpu is not None and not proven:
         found += _library_findings(facts, gpu, fixes)
+    return found
+
+
+def _incomplete_findings(facts: HostFacts, fixes: Fixes) -> list[Finding]:
+    """Installed distributions whose RECORD lists files that are missing on disk: an onnxruntime flavour
+    (typically after removing another flavour took the onnxruntime/ folder both list) or an NVIDIA wheel."""
+    found: list[Finding] = []
+    flavours = [d for d in facts.onnxruntime if d.missing_files]
+    if flavours:
+        first = flavours[0]
+        by_hand = " ".join(f"{d.name}=={d.version}" for d in flavours)
+        found.append(
+            Finding(
+                "package-files-missing",
+                "error",
+                f"{first.name} {first.version} is installed, but files it installed are missing: onnxruntime is "
+                "broken until it is installed afresh",
+                tuple(f"{d.name} {d.version}: {d.missing_files}" for d in flavours),
+                f"ortprov apply --python {fixes.python}  (removes it and installs it afresh); by hand: "
+                f"{fixes.pip} install --force-reinstall --no-deps {by_hand}",
+            )
+        )
+    for wheel in facts.nvidia_wheels:
+        if wheel.missing_files:
+            found.append(
+                Finding(
+                    "package-files-missing",
+                    "warning",
+                    f"the NVIDIA wheel {wheel.name} {wheel.version} is installed, but files it installed are missing",
+                    (f"{wheel.name} {wheel.version}: {wheel.missing_files}",),
+                    f"{fixes.pip} install --force-reinstall --no-deps {wheel.name}=={wheel.version}",
+                    wheel.library or wheel.name,
+                )
+            )
     return found
 
 

@@ -100,6 +100,22 @@ class RuntimeEnvironment:
 
 
 @dataclass(frozen=True)
+class MissingFiles:
+    """Files a distribution's RECORD lists that are not on disk: it is installed, but incomplete (another
+    distribution's removal took files they shared, or someone deleted them). Byte-code and files recorded as
+    empty are not counted: losing a shared empty `__init__.py` breaks nothing."""
+
+    count: int  # missing
+    listed: int  # checked: the RECORD's entries less byte-code and empty files
+    sample: tuple[str, ...] = ()  # a few of the missing paths, as the RECORD names them
+
+    def __str__(self) -> str:
+        """ "57 of the 60 files its RECORD lists are missing, e.g. onnxruntime/__init__.py"."""
+        example = f", e.g. {self.sample[0]}" if self.sample else ""
+        return f"{self.count} of the {self.listed} files its RECORD lists are missing{example}"
+
+
+@dataclass(frozen=True)
 class OrtDist:
     """An installed onnxruntime flavour (onnxruntime, onnxruntime-gpu, onnxruntime-directml, ...)."""
 
@@ -109,6 +125,7 @@ class OrtDist:
     cuda_version: str | None = None  # from onnxruntime/capi/build_and_package_info.py
     cudnn_version: str | None = None  # older builds record it too
     build_package_name: str | None = None  # package_name in build_and_package_info.py
+    missing_files: MissingFiles | None = None  # None: every file its RECORD lists is there (or not checked)
 
     @property
     def is_gpu(self) -> bool:
@@ -134,6 +151,7 @@ class NvidiaWheel:
     library: str | None = None  # cudnn | cublas | cudart | cufft | curand | nvrtc | tensorrt | ...
     cuda_major: int | None = None  # from the -cuNN suffix, or the version for CUDA 13's unsuffixed names
     lib_dirs: tuple[str, ...] = ()
+    missing_files: MissingFiles | None = None  # None: every file its RECORD lists is there (or not checked)
 
 
 @dataclass(frozen=True)

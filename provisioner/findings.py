@@ -19,6 +19,7 @@ CODES = (
     "onnxruntime-not-installed",
     "cpu-package-only",
     "cpu-and-gpu-installed",
+    "package-files-missing",
     "cuda-major-mismatch",
     "cudnn-missing",
     "cuda-library-missing",

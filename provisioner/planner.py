@@ -22,13 +22,40 @@ Rules, in order:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from provisioner.errors import BadInput, NoCompatiblePlan
-from provisioner.facts import Gpu, HostFacts
+from provisioner.facts import Gpu, HostFacts, MissingFiles, NvidiaWheel, OrtDist, PythonInfo
 from provisioner.matrix import CudaMajor, CudaRelease, LibraryWheel, Matrix, OrtBuild, TensorRTRelease
 from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, LibraryPin, Plan, Rejection, Request, Step
 from provisioner.versions import at_least, major_minor, ort_matcher, vtuple
+
+TYPE_CHECKING = False  # `typing` costs ~7 ms to import; the fast path of `ortprov plan` does without it
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class Planned(Protocol):
+        """The planned distribution: an OrtBuild while planning, a saved Plan when it is retargeted."""
+
+        @property
+        def package(self) -> str: ...
+        @property
+        def ort_version(self) -> str: ...
+        @property
+        def cuda_version(self) -> str: ...
+        @property
+        def index_url(self) -> str | None: ...
+
+    class Installed(Protocol):
+        """What one environment has installed: a HostFacts, or the package probe's report of a target."""
+
+        @property
+        def python(self) -> PythonInfo | None: ...
+        @property
+        def onnxruntime(self) -> tuple[OrtDist, ...]: ...
+        @property
+        def nvidia_wheels(self) -> tuple[NvidiaWheel, ...]: ...
+
 
 REUSED_PIN_REASON = "already installed; pinned to that version so it is not downloaded or replaced"
 
@@ -127,7 +154,7 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     else:
         pins, library_requirements, library_notes, cudnn_version = _library_pins(build, hosts, matrix, existing)
     tensorrt = _tensorrt_release(build, matrix) if request.tensorrt else None
-    uninstall = _conflicting_flavours(build, hosts)
+    uninstall = _conflicting_flavours(build, hosts, pins)
     steps = _steps(build, uninstall, library_requirements, tensorrt, extras=request.cuda_libraries != "system")
     hook_steps, hook_notes = _loader_hook(build, hosts, request)
     steps += hook_steps
@@ -851,37 +878,84 @@ def _tensorrt_release(build: OrtBuild, matrix: Matrix) -> TensorRTRelease | None
     return max(matches, key=lambda t: vtuple(t.version)) if matches else None
 
 
-def _conflicting_flavours(build: OrtBuild, hosts: tuple[HostFacts, ...]) -> list[tuple[str, str]]:
-    """(distribution, why) for every installed onnxruntime flavour that is not exactly the chosen build."""
+def _conflicting_flavours(
+    build: Planned, targets: Sequence[Installed], pins: Sequence[LibraryPin] = ()
+) -> list[tuple[str, str]]:
+    """(distribution, why) for everything removed before the install steps run: every installed onnxruntime
+    flavour that is not exactly the chosen build; the chosen build itself where its files are incomplete or
+    where removing another flavour takes the onnxruntime/ files both list (the install step then reinstalls
+    it: left installed, pip and uv would call it satisfied with its files gone); a pinned NVIDIA wheel whose
+    files are incomplete."""
     found: dict[str, str] = {}
-    for host in hosts:
-        for dist in host.onnxruntime:
+    pinned = {pin.package: pin.version for pin in pins}
+    for target in targets:
+        removed: dict[str, str] = {}
+        planned: OrtDist | None = None
+        for dist in target.onnxruntime:
             if dist.name == build.package:
-                if dist.version != build.ort_version:
-                    why = f"{dist.name} {dist.version} is replaced by {build.ort_version}"
-                elif dist.cuda_version and major_minor(dist.cuda_version) != major_minor(build.cuda_version):
-                    why = (
-                        f"the installed {dist.name} {dist.version} is the CUDA {dist.cuda_version} build; "
-                        f"pip would "
-                        f"keep it as 'already satisfied'"
-                    )
-                elif not dist.cuda_version and build.index_url:
-                    why = (
-                        f"the installed {dist.name} {dist.version} may be another CUDA build; "
-                        f"the planned one "
-                        f"comes from {build.index_url}"
-                    )
-                else:
-                    continue
+                planned = dist
+                replaced = _why_replaced(dist, build)
+                if replaced:
+                    removed[dist.name] = replaced
             elif dist.name == "onnxruntime":
-                why = (
+                removed[dist.name] = (
                     f"the CPU package onnxruntime {dist.version} shadows {build.package}: both install the "
                     f"onnxruntime module"
                 )
             else:
-                why = f"{dist.name} {dist.version} installs the same onnxruntime module as {build.package}"
-            found.setdefault(dist.name, why)
+                removed[dist.name] = (
+                    f"{dist.name} {dist.version} installs the same onnxruntime module as {build.package}"
+                )
+        if planned is not None and removed and planned.name not in removed:
+            removed[planned.name] = (
+                f"removing {' and '.join(sorted(removed))} deletes the onnxruntime/ files {planned.name} "
+                f"{planned.version} shares with it: {planned.name} is removed too, and installed afresh"
+            )
+        for wheel in target.nvidia_wheels:
+            if wheel.missing_files and pinned.get(wheel.name) == wheel.version:
+                removed[wheel.name] = (
+                    f"the installed {wheel.name} {wheel.version} is {_incomplete(wheel.missing_files)}"
+                )
+        for name, why in removed.items():
+            found.setdefault(name, why)
     return sorted(found.items())
+
+
+def _why_replaced(dist: OrtDist, build: Planned) -> str | None:
+    """Why the installed distribution of the planned package must go (None: it is exactly the planned one)."""
+    if dist.version != build.ort_version:
+        return f"{dist.name} {dist.version} is replaced by {build.ort_version}"
+    if dist.missing_files:
+        return f"the installed {dist.name} {dist.version} is {_incomplete(dist.missing_files)}"
+    if dist.cuda_version and major_minor(dist.cuda_version) != major_minor(build.cuda_version):
+        return (
+            f"the installed {dist.name} {dist.version} is the CUDA {dist.cuda_version} build; pip would "
+            f"keep it as 'already satisfied'"
+        )
+    if not dist.cuda_version and build.index_url:
+        return (
+            f"the installed {dist.name} {dist.version} may be another CUDA build; the planned one comes "
+            f"from {build.index_url}"
+        )
+    return None
+
+
+def _incomplete(missing: MissingFiles) -> str:
+    return f"incomplete ({missing}): removed and installed afresh"
+
+
+def retarget(plan: Plan, targets: Sequence[Installed]) -> Plan:
+    """A plan for the environment it is carried out in (a saved one, or one made from flags or host files
+    without looking at the target): its uninstall step recomputed from what `targets` have installed, by the
+    rules `make_plan` uses, and a loader hook the plan does not install removed. No targets: nothing is
+    installed (a venv about to be created), so nothing is removed."""
+    removals = _conflicting_flavours(plan, targets, plan.pins)
+    uninstall = _uninstall_step(removals)
+    others = tuple(step for step in plan.steps if step.kind not in ("uninstall", REMOVE_LOADER_HOOK))
+    installs_hook = any(step.kind == LOADER_HOOK for step in plan.steps)
+    if not installs_hook and any(target.python is not None and target.python.loader_hook for target in targets):
+        others += (_hook_removal("the plan installs no loader hook"),)
+    return replace(plan, steps=(uninstall, *others) if uninstall else others)
 
 
 def _system_library_notes(build: OrtBuild, hosts: tuple[HostFacts, ...]) -> list[str]:
@@ -916,9 +990,8 @@ def _steps(
     *,
     extras: bool = True,
 ) -> tuple[Step, ...]:
-    steps: list[Step] = []
-    if uninstall:
-        steps.append(Step("uninstall", tuple(name for name, _ in uninstall), "; ".join(why for _, why in uninstall)))
+    first = _uninstall_step(uninstall)
+    steps: list[Step] = [first] if first else []
     extras_text = f"[{','.join(build.extras)}]" if build.extras and extras else ""
     ort = f"{build.package}{extras_text}=={build.ort_version}"
     extra_packages = [*libraries, *(tensorrt.packages if tensorrt else ())]
@@ -988,7 +1061,17 @@ def _loader_hook(build: OrtBuild, hosts: tuple[HostFacts, ...], request: Request
     if not has_hook:
         return (), notes
     why = "CUDA and cuDNN come from the system" if request.cuda_libraries == "system" else "--no-loader-hook"
-    return (Step(REMOVE_LOADER_HOOK, (), f"{why}: the loader hook an earlier apply installed goes"),), notes
+    return (_hook_removal(why),), notes
+
+
+def _hook_removal(why: str) -> Step:
+    return Step(REMOVE_LOADER_HOOK, (), f"{why}: the loader hook an earlier apply installed goes")
+
+
+def _uninstall_step(removals: list[tuple[str, str]]) -> Step | None:
+    if not removals:
+        return None
+    return Step("uninstall", tuple(name for name, _ in removals), "; ".join(why for _, why in removals))
 
 
 # --- rejections -----------------------------------------------------------------------------------------
@@ -1066,4 +1149,4 @@ def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-__all__ = ["make_plan", "driver_cuda_version", "short_label", "host_name"]
+__all__ = ["make_plan", "retarget", "driver_cuda_version", "short_label", "host_name"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 
 from provisioner.errors import BadInput
@@ -55,7 +55,7 @@ class PlanningOptions:
     tensorrt: bool = False
     target_python: str | None = None  # an interpreter to probe (path or command name)
     prefer_existing_libraries: bool = True
-    cuda_libraries: str = "wheels"  # wheels | system
+    cuda_libraries: str | None = None  # wheels | system; None: not given (wheels)
     loader_hook: bool = True  # False: --no-loader-hook
 
 
@@ -83,7 +83,7 @@ def options_from_flags(
     ort: str | None,
     cuda: str | None,
     tensorrt: bool,
-    cuda_libraries: str = "wheels",
+    cuda_libraries: str | None = None,
     no_loader_hook: bool = False,
 ) -> PlanningOptions:
     """PlanningOptions from the shared command-line flags, `--python` split into a version or an interpreter."""
@@ -135,7 +135,7 @@ def validate(options: PlanningOptions) -> None:
                 f"--ort {options.ort!r} is not a version or specifier",
                 hint="examples: --ort 1.20, --ort 1.20.1, --ort '>=1.18,<1.21'",
             ) from None
-    if options.cuda_libraries not in CUDA_LIBRARY_SOURCES:
+    if options.cuda_libraries is not None and options.cuda_libraries not in CUDA_LIBRARY_SOURCES:
         raise BadInput(
             f"--cuda-libraries {options.cuda_libraries!r} is not a library source",
             hint=f"use one of: {', '.join(CUDA_LIBRARY_SOURCES)}",
@@ -157,9 +157,50 @@ def request_from(options: PlanningOptions) -> Request:
         cuda=options.cuda.strip() if options.cuda else None,
         tensorrt=options.tensorrt,
         prefer_existing_libraries=options.prefer_existing_libraries,
-        cuda_libraries=options.cuda_libraries,
+        cuda_libraries=options.cuda_libraries or CUDA_LIBRARY_SOURCES[0],
         loader_hook=options.loader_hook,
     )
+
+
+# Each planning input and the flag that sets it. A saved plan (`apply --plan FILE`, a wheelhouse's plan.json)
+# has made every one of these choices: beside it, a command honours only those it reads as something else
+# (apply: --python names the target; download: --python X.Y and --platform pick the wheels to fetch) and
+# refuses the others.
+PLANNING_FLAGS = {
+    "host_files": "--host",
+    "driver": "--driver",
+    "gpu_cc": "--gpu-cc",
+    "python_version": "--python X.Y",
+    "target_python": "--python PATH",
+    "platform": "--platform",
+    "ort": "--ort",
+    "cuda": "--cuda",
+    "tensorrt": "--tensorrt",
+    "cuda_libraries": "--cuda-libraries",
+    "loader_hook": "--no-loader-hook",
+}
+
+
+def planning_flags_given(options: PlanningOptions, honoured: Collection[str] = ()) -> list[str]:
+    """The planning flags the user gave (PLANNING_FLAGS), less the fields in `honoured`."""
+    unset = PlanningOptions()
+    return [
+        flag
+        for name, flag in PLANNING_FLAGS.items()
+        if name not in honoured and getattr(options, name) != getattr(unset, name)
+    ]
+
+
+def refuse_beside_saved_plan(options: PlanningOptions, saved: str, honoured: Collection[str] = ()) -> None:
+    """BadInput (one line) when a planning flag other than `honoured` was given beside a saved plan."""
+    given = planning_flags_given(options, honoured)
+    if given:
+        flags = " and ".join(given)
+        raise BadInput(
+            f"{saved} already says what to install: {flags} cannot change it",
+            hint=f"drop {flags}, or make a new plan with {'them' if len(given) > 1 else 'it'}: "
+            "`ortprov plan ... --json > plan.json`",
+        )
 
 
 def describes_machine(options: PlanningOptions) -> bool:
@@ -284,6 +325,9 @@ __all__ = [
     "split_python_option",
     "validate",
     "request_from",
+    "PLANNING_FLAGS",
+    "planning_flags_given",
+    "refuse_beside_saved_plan",
     "describes_machine",
     "resolve_hosts",
     "apply_overrides",

@@ -53,7 +53,7 @@ CudaOpt = Annotated[
     str | None, typer.Option("--cuda", metavar="MAJOR[.MINOR]", help="Only builds for this CUDA (12, 12.4).")
 ]
 CudaLibrariesOpt = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--cuda-libraries",
         metavar="wheels|system",

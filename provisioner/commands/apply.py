@@ -38,6 +38,12 @@ snapshots the environment (hard links: fast, offline); any failure (network, has
 conflict, Ctrl-C, SIGTERM, a killed installer, a failed verification) restores it byte for byte (--keep
 keeps it when only the verification failed). Removals are confirmed unless --yes.
 
+A saved plan (--plan FILE, or the plan.json of --wheelhouse DIR) says what to install; what it removes first
+(other onnxruntime flavours, an incomplete install) is read from the target. Beside --plan, the flags that
+pick the target, the package sources and the run (--python, --venv, --index-url, --dry-run, -y, --no-verify
+...) are honoured, and every other planning flag (--host, --driver, --gpu-cc, --platform, --ort, --cuda,
+--tensorrt, --cuda-libraries, --no-loader-hook) is refused; beside --wheelhouse, such a flag makes a new plan instead.
+
 {PLANNING_HELP}
 
 Examples:
@@ -73,7 +79,12 @@ Examples:
 
 PlanFileOpt = Annotated[
     Path | None,
-    typer.Option("--plan", metavar="FILE", dir_okay=False, help="Use a plan saved by `ortprov plan --json`."),
+    typer.Option(
+        "--plan",
+        metavar="FILE",
+        dir_okay=False,
+        help="Use a plan saved by `ortprov plan --json` (what it removes is read from the target).",
+    ),
 ]
 VenvOpt = Annotated[
     Path | None,
@@ -107,18 +118,9 @@ DestOpt = Annotated[
 ]
 
 
-def has_planning_flags(options: PlanningOptions) -> bool:
-    """True when the user asked for a particular plan (beyond naming the target Python)."""
-    return bool(
-        options.host_files
-        or options.driver
-        or options.gpu_cc
-        or options.platform
-        or options.ort
-        or options.cuda
-        or options.tensorrt
-        or not options.loader_hook
-    )
+# What apply and download read --python (and download --platform) as when a plan is saved: not a planning choice
+APPLY_TARGET = ("target_python", "python_version")  # the target: an interpreter or venv, or the Python it has
+DOWNLOAD_WHEELS = ("python_version", "platform")  # the Python and platform whose wheels are fetched
 
 
 def options_for_target(
@@ -164,30 +166,56 @@ def read_plan_file(path: Path) -> Plan:
 def plan_source(
     plan_file: Path | None, wheelhouse: Path | None, options: PlanningOptions
 ) -> Callable[[str | None, str | None], Plan]:
-    """How to get the plan once the target is known: --plan FILE, else the wheelhouse's plan.json (when no
-    planning flag asks for another), else a fresh plan for the target."""
+    """How apply gets the plan once the target is known: --plan FILE, else the wheelhouse's plan.json (when no
+    planning flag asks for another), else a fresh plan for the target. A saved plan's removals are read from
+    the target; a planning flag beside --plan is refused here, before anything is touched."""
+    from provisioner.installer.wheelhouse import PLAN_FILE
+    from provisioner.planning import planning_flags_given, refuse_beside_saved_plan
+
+    saved: Path | None = None
+    if plan_file is not None:
+        refuse_beside_saved_plan(options, f"--plan {plan_file}", APPLY_TARGET)
+        saved = plan_file
+    elif wheelhouse is not None and (wheelhouse / PLAN_FILE).is_file():
+        saved = None if planning_flags_given(options, APPLY_TARGET) else wheelhouse / PLAN_FILE
 
     def get(target_python: str | None, target_minor: str | None) -> Plan:
-        from provisioner.installer.wheelhouse import PLAN_FILE
-
-        if plan_file is not None:
-            if has_planning_flags(options):
-                raise BadInput(
-                    "--plan and planning flags (--host, --driver, --ort ...) exclude each other",
-                    hint="the plan file already says what to install",
-                )
-            return read_plan_file(plan_file)
-        if wheelhouse is not None and not has_planning_flags(options) and (wheelhouse / PLAN_FILE).is_file():
-            return read_plan_file(wheelhouse / PLAN_FILE)
-        from provisioner.matrix import load_matrix
-        from provisioner.planning import plan_for
-
-        matrix = load_matrix()
-        for notice in matrix.notices:
-            sys.stderr.write(f"note: {notice}\n")
-        return plan_for(options_for_target(options, target_python, target_minor), matrix)
+        if saved is not None:
+            return for_target(read_plan_file(saved), target_python)
+        return for_target(fresh_plan(options_for_target(options, target_python, target_minor)), target_python)
 
     return get
+
+
+def for_target(plan: Plan, target_python: str | None) -> Plan:
+    """The plan with what it removes read from the target's installed distributions (planner.retarget): a
+    saved plan, or one made from flags or host files, knows the host, not this environment. No target yet (a
+    venv to be created): nothing to remove."""
+    from provisioner.errors import OrtprovError
+    from provisioner.planner import retarget
+    from provisioner.probe.packages import start_probe
+
+    if target_python is None:
+        return retarget(plan, ())
+    report = start_probe(target_python).result()
+    if report.python is None:
+        raise OrtprovError(
+            f"cannot read what {target_python} has installed, so the saved plan cannot be checked against it: "
+            + "; ".join(report.errors),
+            hint="run `ortprov detect --python PATH` to see why",
+        )
+    return retarget(plan, (report,))
+
+
+def fresh_plan(options: PlanningOptions) -> Plan:
+    """Plan with the shipped (or refreshed) matrix, its notices on stderr."""
+    from provisioner.matrix import load_matrix
+    from provisioner.planning import plan_for
+
+    matrix = load_matrix()
+    for notice in matrix.notices:
+        sys.stderr.write(f"note: {notice}\n")
+    return plan_for(options, matrix)
 
 
 @contextlib.contextmanager
@@ -229,7 +257,7 @@ def apply(
     ort: OrtOpt = None,
     cuda: CudaOpt = None,
     tensorrt: TensorrtOpt = False,
-    cuda_libraries: CudaLibrariesOpt = "wheels",
+    cuda_libraries: CudaLibrariesOpt = None,
     no_loader_hook: NoLoaderHookOpt = False,
     plan_file: PlanFileOpt = None,
     venv: VenvOpt = None,
@@ -303,7 +331,7 @@ def download(
     ort: OrtOpt = None,
     cuda: CudaOpt = None,
     tensorrt: TensorrtOpt = False,
-    cuda_libraries: CudaLibrariesOpt = "wheels",
+    cuda_libraries: CudaLibrariesOpt = None,
     no_loader_hook: NoLoaderHookOpt = False,
     plan_file: PlanFileOpt = None,
     glibc: str = typer.Option(
@@ -316,16 +344,17 @@ def download(
 ) -> None:
     """Fill a wheelhouse for a plan."""
     from provisioner.installer.flow import run_download
-    from provisioner.planning import options_from_flags
+    from provisioner.planning import options_from_flags, refuse_beside_saved_plan
 
     options = options_from_flags(
         host, driver, gpu_cc, python, platform, ort, cuda, tensorrt, cuda_libraries, no_loader_hook
     )
-    from dataclasses import replace
-
-    # with --plan, --python X.Y and --platform only say which wheels to fetch
-    source_options = replace(options, platform=None) if plan_file is not None else options
-    plan = plan_source(plan_file, None, source_options)(options.target_python, None)
+    if plan_file is not None:
+        # --python X.Y and --platform say which wheels to fetch; every other planning flag is refused
+        refuse_beside_saved_plan(options, f"--plan {plan_file}", DOWNLOAD_WHEELS)
+        plan = read_plan_file(plan_file)
+    else:
+        plan = fresh_plan(options)
     run_download(
         plan,
         dest=dest,

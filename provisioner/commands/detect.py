@@ -119,6 +119,8 @@ def _ort_lines(facts: HostFacts) -> list[str]:
         lines.append(f"{label} {dist.name} {dist.version} ({kind}){suffix}")
         if dist.build_package_name and dist.build_package_name != dist.name:
             lines.append(f"  ! its files on disk belong to {dist.build_package_name} (installed after it)")
+        if dist.missing_files:
+            lines.append(f"  ! INCOMPLETE: {dist.missing_files}; `ortprov apply` installs it afresh")
     names = {dist.name for dist in facts.onnxruntime}
     if len(names) > 1:
         lines.append(
@@ -171,7 +173,9 @@ def render_summary(facts: HostFacts) -> str:
     if facts.nvidia_wheels:
         lines.append("NVIDIA wheels:")
         lines.extend(
-            f"  {wheel.name} {wheel.version}" + (f" (CUDA {wheel.cuda_major})" if wheel.cuda_major else "")
+            f"  {wheel.name} {wheel.version}"
+            + (f" (CUDA {wheel.cuda_major})" if wheel.cuda_major else "")
+            + (f"  ! INCOMPLETE: {wheel.missing_files}" if wheel.missing_files else "")
             for wheel in facts.nvidia_wheels
         )
     else:

@@ -16,6 +16,13 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def requirement_name(requirement: str) -> str:
+    """The canonical distribution name of a requirement string ("onnxruntime-gpu[cuda,cudnn]==1.31.1")."""
+    from packaging.requirements import Requirement
+
+    return canonical(Requirement(requirement).name)
+
+
 def with_sources(
     plan: Plan,
     *,

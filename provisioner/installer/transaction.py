@@ -22,7 +22,7 @@ from provisioner.installer.runner import (
     signals_deferred,
     tail,
 )
-from provisioner.installer.steps import Command, canonical, commands_for, dry_run_argv, parse_dry_run
+from provisioner.installer.steps import Command, canonical, commands_for, dry_run_argv, parse_dry_run, requirement_name
 from provisioner.installer.target import Distributions, Target, distributions
 from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, Plan, step_summary
 
@@ -36,6 +36,8 @@ class Change:
     after: str | None
 
     def __str__(self) -> str:
+        if self.before == self.after:
+            return f"~ {self.name}=={self.before} (removed and installed afresh)"
         if self.before is None:
             return f"+ {self.name}=={self.after}"
         if self.after is None:
@@ -120,12 +122,14 @@ def predict(commands: list[Command], installed: Distributions, settings: ApplySe
     if settings.tool == "pip" and not settings.dry_run and _version(installed.get("pip", "0")) < (25, 3):
         return None
     after = dict(installed)
+    removed: Distributions = {}
+    reinstalled: list[Change] = []
     for command in commands:
         if command.skipped or not command.step.runs_installer:
             continue
         if command.step.kind == "uninstall":
             for name in command.step.packages:
-                after.pop(canonical(name), None)
+                removed[canonical(name)] = after.pop(canonical(name), "")
             continue
         argv = dry_run_argv(command, settings.tool)
         result = run_command(argv, env=settings.env)
@@ -140,7 +144,12 @@ def predict(commands: list[Command], installed: Distributions, settings: ApplySe
             after.update(parse_dry_run(settings.tool, result.output))
         except ValueError:
             return None
-    return diff(installed, after)
+        # the dry run ran before the removals: what it found satisfied, a removed distribution, is installed again
+        for name in map(requirement_name, command.step.packages):
+            if name in removed and name not in after:
+                after[name] = removed[name]
+                reinstalled.append(Change(name, removed[name], removed[name]))
+    return tuple(sorted((*diff(installed, after), *reinstalled), key=lambda change: change.name))
 
 
 def _version(text: str) -> tuple[int, ...]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from provisioner.errors import BadInput
-from provisioner.facts import NvidiaWheel, OrtDist, PythonInfo, TorchInfo
+from provisioner.facts import MissingFiles, NvidiaWheel, OrtDist, PythonInfo, TorchInfo
 
 CHILD_SCRIPT = Path(__file__).with_name("packages_child.py")
 MARKER = "ORTPROV-PROBE "
@@ -84,17 +84,36 @@ def _interpreter_in(prefix: Path) -> str | None:
     return None
 
 
-class PackageProbe:
-    """A running child probe; `result()` waits for it (up to the timeout) and never raises."""
+@dataclass(frozen=True)
+class IncompleteDist:
+    """An installed distribution whose RECORD lists files that are missing on disk."""
 
-    def __init__(self, python: str, timeout: float) -> None:
+    name: str
+    version: str
+    location: str | None
+    missing_files: MissingFiles
+
+
+@dataclass(frozen=True)
+class FilesReport:
+    """`check_files`: the incomplete distributions of an environment, and what could not be read."""
+
+    incomplete: tuple[IncompleteDist, ...] = ()
+    errors: tuple[str, ...] = ()
+
+
+class PackageProbe:
+    """A running child probe; `result()` (or, for `--files`, `files_result()`) waits for it (up to the
+    timeout) and never raises."""
+
+    def __init__(self, python: str, timeout: float, args: tuple[str, ...] = ()) -> None:
         self.python = python
         self.timeout = timeout
         self._error: str | None = None
         self._process: subprocess.Popen[str] | None = None
         try:
             self._process = subprocess.Popen(
-                [python, str(CHILD_SCRIPT)],
+                [python, str(CHILD_SCRIPT), *args],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -109,17 +128,33 @@ class PackageProbe:
 
     def result(self) -> PackagesReport:
         """Collect the child's answer; problems become one-line errors in the report."""
+        answer = self._answer()
+        if isinstance(answer, str):
+            return PackagesReport(python=None, errors=(answer,))
+        return report_from_child(answer)
+
+    def files_result(self) -> FilesReport:
+        """Collect the answer of a child started with `--files`."""
+        answer = self._answer()
+        if isinstance(answer, str):
+            return FilesReport(errors=(answer,))
+        incomplete = tuple(
+            IncompleteDist(item["name"], item["version"], item.get("location"), missing)
+            for item in answer.get("incomplete") or []
+            if (missing := _missing_files(item)) is not None
+        )
+        return FilesReport(incomplete, tuple(f"package probe: {line}" for line in answer.get("errors") or ()))
+
+    def _answer(self) -> dict[str, Any] | str:
+        """The child's JSON answer, or one error line."""
         if self._process is None:
-            return PackagesReport(python=None, errors=(f"package probe: {self._error}",))
+            return f"package probe: {self._error}"
         try:
             stdout, stderr = self._process.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
             _kill_tree(self._process)
-            return PackagesReport(
-                python=None,
-                errors=(f"package probe: {self.python} did not answer within {self.timeout:g} s (killed)",),
-            )
-        return parse_child_output(stdout, stderr, self._process.returncode, self.python)
+            return f"package probe: {self.python} did not answer within {self.timeout:g} s (killed)"
+        return _parse_answer(stdout, stderr, self._process.returncode, self.python)
 
 
 def _kill_tree(process: subprocess.Popen[str]) -> None:
@@ -143,20 +178,43 @@ def start_probe(python: str, timeout: float = 20.0) -> PackageProbe:
     return PackageProbe(python, timeout)
 
 
+def check_files(python: str, timeout: float = 60.0) -> FilesReport:
+    """Every distribution of `python`'s environment (its sys.path) whose RECORD lists files that are missing
+    on disk: what an install, uninstall or restore must never leave behind. Never raises."""
+    return PackageProbe(python, timeout, ("--files",)).files_result()
+
+
 def parse_child_output(stdout: str, stderr: str, returncode: int, python: str) -> PackagesReport:
     """Turn the child's stdout into a PackagesReport; a crash or garbage becomes one error line."""
+    answer = _parse_answer(stdout, stderr, returncode, python)
+    if isinstance(answer, str):
+        return PackagesReport(python=None, errors=(answer,))
+    return report_from_child(answer)
+
+
+def _parse_answer(stdout: str, stderr: str, returncode: int, python: str) -> dict[str, Any] | str:
+    """The JSON after the child's marker line, or one error line (a crash, garbage, an old Python)."""
     for line in reversed(stdout.splitlines()):
         if line.startswith(MARKER):
             try:
                 data = json.loads(line[len(MARKER) :])
             except json.JSONDecodeError as exc:
-                return PackagesReport(python=None, errors=(f"package probe: unreadable answer ({exc.msg})",))
-            return report_from_child(data)
+                return f"package probe: unreadable answer ({exc.msg})"
+            if not isinstance(data, dict):
+                return "package probe: unreadable answer (not an object)"
+            return data
     last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()), "")
     why = f"exit code {returncode}" + (f": {last}" if last else "")
     if "SyntaxError" in last:
         why += "; the probe needs Python 3.8 or newer"
-    return PackagesReport(python=None, errors=(f"package probe: {python} gave no answer ({why})",))
+    return f"package probe: {python} gave no answer ({why})"
+
+
+def _missing_files(item: dict[str, Any]) -> MissingFiles | None:
+    data = item.get("missing_files")
+    if not data:
+        return None
+    return MissingFiles(int(data["count"]), int(data["listed"]), tuple(str(p) for p in data.get("sample") or ()))
 
 
 def report_from_child(data: dict[str, Any]) -> PackagesReport:
@@ -182,6 +240,7 @@ def report_from_child(data: dict[str, Any]) -> PackagesReport:
             cuda_version=item.get("cuda_version"),
             cudnn_version=item.get("cudnn_version"),
             build_package_name=item.get("build_package_name"),
+            missing_files=_missing_files(item),
         )
         for item in data.get("onnxruntime") or []
     )
@@ -196,7 +255,7 @@ def report_from_child(data: dict[str, Any]) -> PackagesReport:
         )
         requires = tuple(torch_data.get("requires") or ())
     wheels = tuple(
-        nvidia_wheel(item["name"], item["version"], tuple(item.get("lib_dirs") or ()))
+        nvidia_wheel(item["name"], item["version"], tuple(item.get("lib_dirs") or ()), _missing_files(item))
         for item in data.get("nvidia_wheels") or []
     )
     return PackagesReport(
@@ -209,7 +268,9 @@ def report_from_child(data: dict[str, Any]) -> PackagesReport:
     )
 
 
-def nvidia_wheel(name: str, version: str, lib_dirs: tuple[str, ...] = ()) -> NvidiaWheel:
+def nvidia_wheel(
+    name: str, version: str, lib_dirs: tuple[str, ...] = (), missing_files: MissingFiles | None = None
+) -> NvidiaWheel:
     """An NvidiaWheel with the library it ships and the CUDA major it belongs to."""
     return NvidiaWheel(
         name=name,
@@ -217,6 +278,7 @@ def nvidia_wheel(name: str, version: str, lib_dirs: tuple[str, ...] = ()) -> Nvi
         library=wheel_library(name),
         cuda_major=wheel_cuda_major(name, version, lib_dirs),
         lib_dirs=lib_dirs,
+        missing_files=missing_files,
     )
 
 

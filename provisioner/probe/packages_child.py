@@ -3,7 +3,9 @@
 Standard library only, Python 3.8 to 3.14. It never imports onnxruntime or torch: names, versions and file
 lists come from the installed .dist-info / .egg-info folders on sys.path (read the way importlib.metadata
 reads them, without importing importlib.metadata and the email parser, which cost more than the whole
-probe), build facts from regular expressions over the packages' own small .py files.
+probe), build facts from regular expressions over the packages' own small .py files, and for the onnxruntime
+flavours and NVIDIA wheels the files their RECORD lists that are missing on disk.
+With `--files`, instead: every distribution on sys.path whose RECORD lists missing files.
 Prints one line `ORTPROV-PROBE <json>` on stdout.
 """
 
@@ -26,6 +28,7 @@ ASSIGNMENT = re.compile(r"""^([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=\s*(?:'([^']
 CANDIDATE_PREFIXES = ("onnxruntime", "ort-nightly", "torch", "nvidia", "tensorrt")
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 LOADER_HOOK_PTH = "ortprov-loader.pth"  # standalone/loader_hook.PTH_FILE (this file cannot import it)
+MISSING_SAMPLE = 3  # missing paths named per distribution
 
 
 def normalize(name: str) -> str:
@@ -140,24 +143,49 @@ class InstalledDist:
         return lines
 
     @property
-    def files(self) -> list[str]:
-        """Installed files relative to the location, forward slashes."""
+    def entries(self) -> list[tuple[str, str]]:
+        """(installed file relative to the location with forward slashes, its recorded size or "")."""
         record = self.read_text("RECORD")
         if record is not None:
-            return [row[0].replace("\\", "/") for row in csv.reader(record.splitlines()) if row]
+            return [
+                (row[0].replace("\\", "/"), row[2].strip() if len(row) > 2 else "")
+                for row in csv.reader(record.splitlines())
+                if row
+            ]
         installed = self.read_text("installed-files.txt")  # egg-info: relative to the .egg-info folder
         if installed is None:
             return []
         folder = os.path.basename(self.info_path)
         return [
-            os.path.normpath(os.path.join(folder, line.strip())).replace("\\", "/")
+            (os.path.normpath(os.path.join(folder, line.strip())).replace("\\", "/"), "")
             for line in installed.splitlines()
             if line.strip()
         ]
 
+    @property
+    def files(self) -> list[str]:
+        """Installed files relative to the location, forward slashes."""
+        return [path for path, _ in self.entries]
 
-def distributions(paths: list[str]) -> list[InstalledDist]:
-    """Candidate distributions in sys.path order (folders whose names could be one of ours)."""
+    def missing_files(self) -> dict[str, Any] | None:
+        """{count, listed, sample} of the files the RECORD lists that are not on disk; None when none is
+        missing. Byte-code and files recorded as empty are not counted (see facts.MissingFiles)."""
+        listed = 0
+        missing: list[str] = []
+        for path, size in self.entries:
+            if size == "0" or path.endswith((".pyc", ".pyo")) or "__pycache__/" in path:
+                continue
+            listed += 1
+            if not os.path.lexists(os.path.join(self.location, *path.split("/"))):
+                missing.append(path)
+        if not missing:
+            return None
+        return {"count": len(missing), "listed": listed, "sample": missing[:MISSING_SAMPLE]}
+
+
+def distributions(paths: list[str], prefixes: tuple[str, ...] | None = CANDIDATE_PREFIXES) -> list[InstalledDist]:
+    """Distributions in sys.path order: the candidates (folders whose names could be one of ours), or with
+    prefixes=None every one."""
     found = []
     for entry in paths:
         folder = os.path.abspath(entry or os.curdir)
@@ -167,7 +195,9 @@ def distributions(paths: list[str]) -> list[InstalledDist]:
             continue  # missing folders, zip files
         for name in names:
             lower = name.lower()
-            if lower.endswith((".dist-info", ".egg-info")) and normalize(name).startswith(CANDIDATE_PREFIXES):
+            if lower.endswith((".dist-info", ".egg-info")) and (
+                prefixes is None or normalize(name).startswith(prefixes)
+            ):
                 found.append(InstalledDist(os.path.join(folder, name), folder))
     return found
 
@@ -192,6 +222,7 @@ def onnxruntime_facts(dist: InstalledDist, name: str, location: str | None) -> d
         if built_as is None or normalize(built_as) == name:
             entry["cuda_version"] = info.get("cuda_version")
             entry["cudnn_version"] = info.get("cudnn_version")
+    entry["missing_files"] = dist.missing_files()
     return entry
 
 
@@ -227,7 +258,7 @@ def nvidia_wheel_facts(dist: InstalledDist, name: str, location: str | None) -> 
             folder = os.path.join(location or "", *base[0].split("/"))
             if folder not in lib_dirs:
                 lib_dirs.append(folder)
-    return {"name": name, "version": dist.version, "lib_dirs": lib_dirs}
+    return {"name": name, "version": dist.version, "lib_dirs": lib_dirs, "missing_files": dist.missing_files()}
 
 
 def packages_facts(errors: list[str]) -> dict[str, Any]:
@@ -260,13 +291,37 @@ def packages_facts(errors: list[str]) -> dict[str, Any]:
     return result
 
 
+def incomplete_facts(errors: list[str]) -> dict[str, Any]:
+    """Every distribution on sys.path whose RECORD lists files that are not on disk (`--files`)."""
+    incomplete: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for dist in distributions(sys.path, prefixes=None):
+        name = ""
+        try:
+            name = normalize(dist.name)
+            if not name or name in seen:
+                continue  # the first one on sys.path wins, as it does for imports
+            seen.add(name)
+            missing = dist.missing_files()
+            if missing:
+                item = {"name": name, "version": dist.version, "location": dist.location, "missing_files": missing}
+                incomplete.append(item)
+        except Exception as exc:  # one broken dist-info must not hide the others
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            errors.append(f"could not read {name or dist.info_path}: {reason}")
+    return {"incomplete": sorted(incomplete, key=lambda item: item["name"])}
+
+
 def main() -> None:
-    """Collect and print the facts."""
+    """Collect and print the facts (with --files: only the incomplete distributions)."""
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != here]
     errors: list[str] = []
-    facts: dict[str, Any] = {"python": python_facts()}
-    facts.update(packages_facts(errors))
+    if sys.argv[1:] == ["--files"]:
+        facts = incomplete_facts(errors)
+    else:
+        facts = {"python": python_facts()}
+        facts.update(packages_facts(errors))
     facts["errors"] = errors
     sys.stdout.write(MARKER + json.dumps(facts) + "\n")
     sys.stdout.flush()

@@ -40,7 +40,9 @@ INSTALLERS = ("uv", "pip")
 
 
 def write_plan(path: Path, steps: tuple[Step, ...] = SWAP) -> Path:
-    plan = Plan(ort_version="1.31.1", package="onnxruntime-gpu", cuda_version="12.4", cudnn_version="9", steps=steps)
+    # CUDA 12.0: what the stub wheel's build_and_package_info.py says (an installed build of another CUDA minor
+    # is reinstalled: the removals of a saved plan are read from the target)
+    plan = Plan(ort_version="1.31.1", package="onnxruntime-gpu", cuda_version="12.0", cudnn_version="9", steps=steps)
     path.write_text(plan.to_json())
     return path
 

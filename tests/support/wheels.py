@@ -83,8 +83,16 @@ def _ort_files(package: str, version: str, cuda: str | None) -> dict[str, str | 
     info = f"package_name = {package!r}\n__version__ = {version!r}\n"
     if cuda:
         info += f"cuda_version = {cuda!r}\ncudnn_version = '9'\n"
+    providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if cuda else ["CPUExecutionProvider"]
+    init = (
+        f"# a test stub of {package} {version}: says which flavour's files `import onnxruntime` loaded\n"
+        f"__version__ = {version!r}\n"
+        f"FLAVOUR = {package!r}\n\n\n"
+        f"def get_device():\n    return {'GPU' if cuda else 'CPU'!r}\n\n\n"
+        f"def get_available_providers():\n    return {providers!r}\n"
+    )
     return {
-        "onnxruntime/__init__.py": f"__version__ = {version!r}\n",
+        "onnxruntime/__init__.py": init,
         "onnxruntime/capi/__init__.py": "",
         "onnxruntime/capi/build_and_package_info.py": info,
     }

@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from provisioner.commands.detect import render_summary
-from provisioner.facts import DriverInfo, Gpu, HostFacts, OrtDist, PlatformInfo, load_host_file
+from provisioner.facts import (
+    DriverInfo,
+    Gpu,
+    HostFacts,
+    MissingFiles,
+    NvidiaWheel,
+    OrtDist,
+    PlatformInfo,
+    load_host_file,
+)
 
 HOSTS = sorted((Path(__file__).resolve().parents[1] / "hosts").glob("*.json"))
 LINUX = PlatformInfo(os="linux", arch="x86_64", glibc="2.36")
@@ -53,3 +62,19 @@ def test_cpu_and_gpu_conflict_is_flagged() -> None:
     assert "its files on disk belong to onnxruntime" in text
     single = replace(facts, onnxruntime=facts.onnxruntime[:1])
     assert "CONFLICT" not in render_summary(single)
+
+
+def test_incomplete_distributions_are_flagged() -> None:
+    missing = MissingFiles(57, 60, ("onnxruntime/__init__.py",))
+    facts = HostFacts(
+        platform=LINUX,
+        driver=DriverInfo(present=False),
+        onnxruntime=(OrtDist(name="onnxruntime-gpu", version="1.31.1", missing_files=missing),),
+        nvidia_wheels=(NvidiaWheel("nvidia-cudnn-cu12", "9.1.0.70", "cudnn", 12, missing_files=MissingFiles(2, 9)),),
+    )
+    text = render_summary(facts)
+    assert (
+        "  ! INCOMPLETE: 57 of the 60 files its RECORD lists are missing, e.g. onnxruntime/__init__.py; "
+        "`ortprov apply` installs it afresh"
+    ) in text
+    assert "  nvidia-cudnn-cu12 9.1.0.70 (CUDA 12)  ! INCOMPLETE: 2 of the 9 files its RECORD lists are missing" in text

@@ -15,6 +15,8 @@ from provisioner.facts import (
     Gpu,
     HostFacts,
     LibraryHit,
+    MissingFiles,
+    NvidiaWheel,
     OrtDist,
     PlatformInfo,
     PythonInfo,
@@ -170,6 +172,32 @@ def test_gpu_dist_whose_files_are_the_cpu_build_is_shadowed():
     findings = diagnose(facts)
     assert codes(findings)[0] == "cpu-and-gpu-installed"
     assert "package_name='onnxruntime'" in findings[0].evidence[0]
+
+
+def test_an_onnxruntime_flavour_whose_files_are_gone_is_package_files_missing():
+    # what removing the CPU flavour left behind: the GPU distribution, without its onnxruntime/ folder
+    missing = MissingFiles(57, 60, ("onnxruntime/__init__.py", "onnxruntime/capi/_pybind_state.py"))
+    gone = OrtDist("onnxruntime-gpu", "1.31.1", missing_files=missing)
+    findings = diagnose(host(onnxruntime=(gone,)))
+    assert codes(findings)[0] == "package-files-missing" and findings[0].severity == "error"
+    assert findings[0].evidence == (
+        "onnxruntime-gpu 1.31.1: 57 of the 60 files its RECORD lists are missing, e.g. onnxruntime/__init__.py",
+    )
+    assert findings[0].fix.startswith(f"ortprov apply --python {PY}  (removes it and installs it afresh)")
+    assert f"{PY} -m pip install --force-reinstall --no-deps onnxruntime-gpu==1.31.1" in findings[0].fix
+    assert not is_healthy(findings)
+
+
+def test_an_incomplete_nvidia_wheel_is_a_warning_naming_it():
+    wheel = NvidiaWheel("nvidia-cudnn-cu13", "9.13.0.50", "cudnn", 13, missing_files=MissingFiles(1, 40))
+    findings = diagnose(host(nvidia_wheels=(wheel,)), report())
+    assert codes(findings) == ["package-files-missing"]
+    assert findings[0].severity == "warning" and findings[0].library == "cudnn"
+    assert findings[0].fix == f"{PY} -m pip install --force-reinstall --no-deps nvidia-cudnn-cu13==9.13.0.50"
+
+
+def test_package_files_missing_ranks_after_the_flavour_conflicts_before_the_libraries():
+    assert CODES.index("cpu-and-gpu-installed") < CODES.index("package-files-missing") < CODES.index("cudnn-missing")
 
 
 def test_onnxruntime_not_installed():

@@ -24,11 +24,21 @@ def test_the_host_files_exist() -> None:
     } <= names
 
 
+def as_saved(now: object, saved: object) -> object:
+    """`now` (a file read and written again) less the keys the saved file lacks because an older ortprov wrote
+    it, provided they hold their default (null): old host files keep loading as they were."""
+    if isinstance(now, dict) and isinstance(saved, dict):
+        return {k: as_saved(v, saved.get(k)) for k, v in now.items() if k in saved or v is not None}
+    if isinstance(now, list) and isinstance(saved, list) and len(now) == len(saved):
+        return [as_saved(a, b) for a, b in zip(now, saved, strict=True)]
+    return now
+
+
 @pytest.mark.parametrize("path", HOSTS, ids=[path.name for path in HOSTS])
 def test_round_trip(path: Path) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     facts = load_host_file(path)
-    assert facts.to_dict() == data
+    assert as_saved(facts.to_dict(), data) == data
     assert HostFacts.from_dict(json.loads(facts.to_json())) == facts
     assert facts.label, "every host file says what it is"
     if not facts.captured_by.startswith("ortprov "):

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from provisioner.errors import BadInput, NoCompatiblePlan
-from provisioner.facts import Gpu, HostFacts, LibraryHit, OrtDist, load_host_file
+from provisioner.facts import Gpu, HostFacts, LibraryHit, MissingFiles, OrtDist, load_host_file
 from provisioner.matrix import Matrix, OrtBuild
 from provisioner.plan import Plan, Request
-from provisioner.planner import driver_cuda_version, make_plan
+from provisioner.planner import driver_cuda_version, make_plan, retarget
+from provisioner.recipes import render
 from provisioner.versions import at_least, vtuple
 from tests.unit.matrix_fixtures import CUDA12_FEED, MATRIX, host, with_cpu_ort, with_torch
 
@@ -325,6 +326,59 @@ def test_every_other_flavour_and_other_gpu_builds_are_removed() -> None:
 def test_the_right_build_already_installed_is_left_alone() -> None:
     p = plan(replace(host(), onnxruntime=(OrtDist("onnxruntime-gpu", "1.31.1", cuda_version="13.0"),)))
     assert p.uninstall == ()
+
+
+BROKEN = MissingFiles(57, 60, ("onnxruntime/__init__.py",))
+
+
+@pytest.mark.parametrize("cpu_version", ["1.31.1", "1.30.0"])
+def test_the_planned_build_installed_next_to_the_cpu_one_is_removed_too_and_installed_afresh(
+    cpu_version: str,
+) -> None:
+    """Removing onnxruntime deletes the onnxruntime/ folder onnxruntime-gpu lists too: left installed, the
+    GPU package would be 'already satisfied' with no files."""
+    installed = (OrtDist("onnxruntime", cpu_version), OrtDist("onnxruntime-gpu", "1.31.1", cuda_version="13.0"))
+    p = plan(replace(host(), onnxruntime=installed))
+    assert chosen(p) == ("1.31.1", "13.0")
+    assert p.steps[0].kind == "uninstall" and p.steps[0].packages == ("onnxruntime", "onnxruntime-gpu")
+    assert "deletes the onnxruntime/ files onnxruntime-gpu 1.31.1 shares with it" in p.steps[0].description
+    assert "onnxruntime-gpu[cuda,cudnn]==1.31.1" in p.install
+    lines = [line for line in render(p, "pip").splitlines() if line.startswith("python -m pip")]
+    assert lines[0] == "python -m pip uninstall -y onnxruntime onnxruntime-gpu"
+    assert lines[1].startswith("python -m pip install 'onnxruntime-gpu[cuda,cudnn]==1.31.1'")
+
+
+def test_an_incomplete_planned_build_is_removed_and_installed_afresh() -> None:
+    installed = (OrtDist("onnxruntime-gpu", "1.31.1", missing_files=BROKEN),)
+    p = plan(replace(host(), onnxruntime=installed))
+    assert p.uninstall == ("onnxruntime-gpu",)
+    assert "incomplete (57 of the 60 files its RECORD lists are missing, e.g. onnxruntime/__init__.py)" in (
+        p.steps[0].description
+    )
+    assert p.steps[1].packages[0] == "onnxruntime-gpu[cuda,cudnn]==1.31.1"
+
+
+def test_an_incomplete_pinned_nvidia_wheel_is_reinstalled_one_that_is_not_pinned_is_left_alone() -> None:
+    torch_host = with_torch(host(), 12)
+    broken = MissingFiles(1, 3, ("nvidia/cudnn/lib/libcudnn.so.9",))
+    wheels = tuple(replace(w, missing_files=broken) for w in torch_host.nvidia_wheels)
+    p = plan(replace(torch_host, nvidia_wheels=wheels))
+    assert "nvidia-cudnn-cu12==9.1.0.70" in p.install  # torch's cuDNN, reused: reinstalled in place
+    assert p.uninstall == ("nvidia-cudnn-cu12",)  # the CUDA runtime 12.4 is replaced anyway, cuBLAS not pinned
+    assert "the installed nvidia-cudnn-cu12 9.1.0.70 is incomplete" in p.steps[0].description
+
+
+def test_a_saved_plan_takes_its_removals_from_the_target_it_is_carried_out_in() -> None:
+    saved = plan(host())  # made on a clean machine: nothing to remove
+    assert saved.uninstall == ()
+    both = replace(host(), onnxruntime=(OrtDist("onnxruntime", "1.31.1"), OrtDist("onnxruntime-gpu", "1.31.1")))
+    for target in (both, with_cpu_ort(host())):
+        fresh = plan(target)
+        again = retarget(saved, [target])
+        assert again.steps == fresh.steps and again.uninstall  # the same rules as planning on the target
+        assert replace(again, steps=saved.steps) == saved  # nothing else changes
+    # a plan made where the CPU package was installed, carried out in a new venv: nothing to remove
+    assert retarget(plan(with_cpu_ort(host())), []).steps == saved.steps
 
 
 # --- several GPUs, several hosts ------------------------------------------------------------------------

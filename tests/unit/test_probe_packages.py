@@ -5,6 +5,7 @@ the pure parts."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from provisioner.errors import BadInput
+from provisioner.facts import MissingFiles
 from provisioner.probe import packages
 
 GPU_BUILD_INFO = (
@@ -146,6 +148,56 @@ def test_torch_and_its_cuda_13_wheels(site: Path) -> None:
     assert wheels["nvidia-cufft"].cuda_major == 13  # from nvidia/cu13/, not from its own version 12
     assert wheels["nvidia-cudnn-cu13"].lib_dirs == (str(site / "nvidia/cudnn/lib"),)
     assert wheels["nvidia-cudnn-cu12"].lib_dirs == (str(site / "nvidia/cudnn/bin"),)  # Windows layout
+
+
+def test_files_the_record_lists_but_the_disk_lacks(site: Path) -> None:
+    """The classic damage: removing the CPU flavour took the onnxruntime/ folder both flavours list."""
+    ort_files = {
+        "onnxruntime/__init__.py": "from onnxruntime.capi import x\n",
+        "onnxruntime/capi/build_and_package_info.py": GPU_BUILD_INFO,
+        "onnxruntime/capi/__pycache__/x.cpython-311.pyc": "byte-code",
+    }
+    install_dist(site, "onnxruntime-gpu", "1.31.1", ort_files, top_level="onnxruntime\n")
+    install_dist(site, "nvidia-cudnn-cu12", "9.1.0.70", {"nvidia/cudnn/lib/libcudnn.so.9": "elf"})
+    intact = {"nvidia/cublas/lib/libcublas.so.12": "elf", "nvidia/__init__.py": ""}
+    install_dist(site, "nvidia-cublas-cu12", "12.4.5.8", intact)
+    record = site / "nvidia_cublas_cu12-12.4.5.8.dist-info" / "RECORD"
+    record.write_text(record.read_text().replace("nvidia/__init__.py,,", "nvidia/__init__.py,sha256=47DEQ,0"))
+    shutil.rmtree(site / "onnxruntime")
+    (site / "nvidia/cudnn/lib/libcudnn.so.9").unlink()
+    (site / "nvidia/__init__.py").unlink()  # empty and shared by the NVIDIA wheels: losing it breaks nothing
+
+    report = probe_dists(site)
+    (ort,) = ours(report, site)
+    assert ort.missing_files == MissingFiles(
+        2, 3, ("onnxruntime/__init__.py", "onnxruntime/capi/build_and_package_info.py")
+    )  # the byte-code is not counted; the dist-info's METADATA is the third file checked
+    wheels = {wheel.name: wheel for wheel in report.nvidia_wheels}
+    assert wheels["nvidia-cudnn-cu12"].missing_files == MissingFiles(1, 2, ("nvidia/cudnn/lib/libcudnn.so.9",))
+    assert wheels["nvidia-cublas-cu12"].missing_files is None
+
+
+def test_check_files_names_every_incomplete_distribution_of_the_environment(site: Path) -> None:
+    install_dist(site, "requests-stub", "2.0", {"requests_stub/__init__.py": "x", "requests_stub/api.py": "y"})
+    install_dist(site, "idna-stub", "3.0", {"idna_stub/__init__.py": "x"})
+    install_dist(site, "onnxruntime-gpu", "1.31.1", {"onnxruntime/__init__.py": "x"})
+    (site / "requests_stub" / "api.py").unlink()
+    shutil.rmtree(site / "onnxruntime")
+    report = packages.check_files(sys.executable, timeout=60)
+    assert not report.errors, report.errors
+    here = {dist.name: dist for dist in report.incomplete if dist.location == str(site)}
+    assert set(here) == {"requests-stub", "onnxruntime-gpu"}
+    assert here["requests-stub"].version == "2.0"
+    assert here["requests-stub"].missing_files == MissingFiles(1, 3, ("requests_stub/api.py",))
+    assert here["onnxruntime-gpu"].missing_files.sample == ("onnxruntime/__init__.py",)
+
+
+def test_check_files_of_an_interpreter_that_does_not_answer(tmp_path: Path) -> None:
+    python = tmp_path / "python"
+    python.write_bytes(b"\x00\x01not a program")
+    python.chmod(0o755)
+    report = packages.check_files(str(python), timeout=5)
+    assert report.incomplete == () and len(report.errors) == 1
 
 
 def test_python_facts_of_the_running_interpreter(site: Path) -> None:
