@@ -48,7 +48,8 @@ class LibraryPin:
 INSTALLER_KINDS = ("uninstall", "install")
 LOADER_HOOK = "loader-hook"  # write the loader hook into the target's site-packages (ortprov does it)
 REMOVE_LOADER_HOOK = "remove-loader-hook"
-STEP_KINDS = (*INSTALLER_KINDS, LOADER_HOOK, REMOVE_LOADER_HOOK)
+ORTPROV_KINDS = (LOADER_HOOK, REMOVE_LOADER_HOOK)  # carried out by ortprov itself, not by an installer
+STEP_KINDS = (*INSTALLER_KINDS, *ORTPROV_KINDS)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,11 @@ class Step:
     def runs_installer(self) -> bool:
         """True for the pip/uv steps (step_argv builds their command)."""
         return self.kind in INSTALLER_KINDS
+
+    @property
+    def done_by_ortprov(self) -> bool:
+        """True for the loader-hook steps, which ortprov carries out itself."""
+        return self.kind in ORTPROV_KINDS
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ def commands_for(
     out = []
     bsp = system and target.externally_managed
     for number, step in enumerate(plan.steps, 1):
-        if not step.runs_installer:
+        if step.done_by_ortprov:
             out.append(Command(number, step, ()))  # carried out by ortprov itself (the loader hook)
             continue
         if step.kind == "uninstall":

@@ -125,7 +125,7 @@ def predict(commands: list[Command], installed: Distributions, settings: ApplySe
     removed: Distributions = {}
     reinstalled: list[Change] = []
     for command in commands:
-        if command.skipped or not command.step.runs_installer:
+        if command.skipped or command.step.done_by_ortprov:
             continue
         if command.step.kind == "uninstall":
             for name in command.step.packages:
@@ -227,7 +227,7 @@ def apply_plan(plan: Plan, target: Target, installed: Distributions, settings: A
         installed = distributions(target.python)
     commands = commands_for(plan, target, installed, settings.tool, settings.uv, system=settings.system)
     predicted = predict(commands, installed, settings)
-    hooks = {c.number: hook_work(c, target, settings) for c in commands if not c.step.runs_installer}
+    hooks = {c.number: hook_work(c, target, settings) for c in commands if c.step.done_by_ortprov}
     base: dict[str, Any] = {"python": target.python, "installer": settings.tool, "notes": tuple(notes)}
     if settings.dry_run:
         _say(f"dry run: would apply to {target.python} with {settings.tool}:")
@@ -314,7 +314,7 @@ def _transaction(
                     _say(f"{label}: skipped, {command.skipped}")
                     runs.append(StepRun(command.number, command.step.kind, (), skipped=command.skipped))
                     continue
-                if not command.step.runs_installer:
+                if command.step.done_by_ortprov:
                     did = carry_out(command, target, settings)
                     _say(f"[{command.number}/{len(commands)}] {step_summary(command.step)}: {did}")
                     runs.append(StepRun(command.number, command.step.kind, (), 0))
