@@ -25,13 +25,25 @@ def _hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
+def compressed(tags: list[str]) -> str:
+    """The wheel file name's tag triple for all the WHEEL file's Tag lines (py2-none-any + py3-none-any ->
+    py2.py3-none-any), so an installer sees every tag the original had."""
+    fields = [[], [], []]
+    for tag in tags:
+        for position, part in enumerate(tag.split("-", 2)):
+            for value in part.split("."):
+                if value not in fields[position]:
+                    fields[position].append(value)
+    return "-".join(".".join(values) for values in fields)
+
+
 def repack(name: str, dest: Path) -> Path:
     dist = metadata.distribution(name)
     stem = re.sub(r"[-_.]+", "_", dist.metadata["Name"]).lower()
     info = f"{stem}-{dist.version}.dist-info"
     wheel_text = dist.read_text("WHEEL") or "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     tags = [line.split(":", 1)[1].strip() for line in wheel_text.splitlines() if line.startswith("Tag:")]
-    out = dest / f"{stem}-{dist.version}-{tags[0] if tags else 'py3-none-any'}.whl"
+    out = dest / f"{stem}-{dist.version}-{compressed(tags or ['py3-none-any'])}.whl"
     record = []
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
         for item in dist.files or ():
@@ -46,7 +58,7 @@ def repack(name: str, dest: Path) -> Path:
             data = source.read_bytes()
             arcname = str(item).replace("\\", "/")
             if parts[0].endswith(".dist-info"):
-                arcname = f"{info}/{parts[-1]}"
+                arcname = "/".join((info, *parts[1:]))
             archive.writestr(arcname, data)
             record.append(f"{arcname},{_hash(data)},{len(data)}")
         record.append(f"{info}/RECORD,,")
