@@ -8,11 +8,12 @@ Downloads ~1.6 GB (about 90 s here with uv; see benchmarks/RESULTS.md "apply"). 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.envs import clean_env, freeze, run_ortprov, venv_python
+from tests.support.envs import REPO, clean_env, freeze, run_ortprov, venv_python
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
@@ -34,6 +35,14 @@ def test_fresh_venv_gets_the_real_gpu_build_and_its_libraries_resolve(tmp_path: 
     libraries = {lib["library"]: lib["status"] for lib in result["verify"]["static"]["libraries"] if lib["library"]}
     assert libraries["cuda"] == "driver-missing"  # libcuda.so.1 comes with the driver: none here
     assert {"cudnn", "cublas", "cudart"} <= set(libraries)
+
+    # the user's own plain code: its session fails only on the driver's libcuda.so.1, never on a library of
+    # the NVIDIA wheels (the loader hook loaded them when onnxruntime was imported)
+    model = REPO / "provisioner" / "verify" / "models" / "check.onnx"
+    code = f"import onnxruntime as o; o.InferenceSession({str(model)!r}, providers=['CUDAExecutionProvider'])"
+    plain = subprocess.run([str(venv_python(venv)), "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    failed = [line for line in plain.stderr.splitlines() if "Failed to load library" in line]
+    assert failed and all("libcuda.so.1: cannot open shared object file" in line for line in failed), plain.stderr
 
     # the GPU part: no driver, so no CUDA session; apply says so and exits 1
     again = run_ortprov("apply", "--venv", str(venv), *H100, "-y", env=env, timeout=600)
