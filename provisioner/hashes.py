@@ -2,10 +2,11 @@
 
 pip's `--require-hashes` mode needs every distribution, transitive ones included, pinned with `==` and hashed.
 So the plan's requirements are first resolved for the *target* (its Python and platform, not this machine's)
-with `pip install --dry-run --report --ignore-installed --only-binary=:all: --python-version --platform`,
-which reads only metadata (PEP 658 files where the index has them, else HTTP range requests: fast-deps).
-Then every file of each pinned version that suits the target is looked up on the index (PEP 691 Simple
-API JSON, else the `#sha256=` fragments of the HTML page): pip accepts a file when one hash matches.
+with `pip install --dry-run --report --target TMP --only-binary=:all: --python-version --platform`. pip >=
+PIP_METADATA_ONLY reads only metadata there (PEP 658 files where the index has them, else HTTP range requests:
+fast-deps); older pip (>= PIP_FLOOR, checked first) downloads every wheel, and a note says so. Then every file
+of each pinned version that suits the target is looked up on the index (PEP 691 Simple API JSON, else the
+`#sha256=` fragments of the HTML page): pip accepts a file when one hash matches.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 DEFAULT_GLIBC = "2.28"  # assumed when a target host file does not say (the manylinux floor of recent wheels)
 FAST_DEPS = "--use-feature=fast-deps"
+PIP_FLOOR = "22.2"  # the first pip with `install --dry-run` and `--report`
+PIP_METADATA_ONLY = "25.3"  # the first pip whose dry run does not download the wheels it resolves (pypa/pip#12603)
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -68,6 +71,75 @@ def pip_target_args(python: str, platforms: Sequence[str]) -> list[str]:
     return args
 
 
+def pip_version(python_exe: str) -> str | None:
+    """The version of `python_exe -m pip`, or None when that interpreter has no working pip."""
+    try:
+        done = subprocess.run(
+            [python_exe, "-m", "pip", "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.match(r"pip (\S+) ", done.stdout)
+    return found.group(1) if done.returncode == 0 and found else None
+
+
+def _version_below(version: str, floor: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version) < Version(floor)
+    except InvalidVersion:
+        return False  # an unusual version string: let pip itself answer
+
+
+def pip_is_too_old(version: str) -> bool:
+    """True when that pip cannot resolve for a target: older than PIP_FLOOR."""
+    return _version_below(version, PIP_FLOOR)
+
+
+def pip_reads_metadata_only(version: str) -> bool:
+    """True when that pip's dry run reads only the wheels' metadata; older ones download every wheel."""
+    return not _version_below(version, PIP_METADATA_ONLY)
+
+
+def require_pip(python_exe: str) -> str:
+    """The version of the pip that will resolve; refused, before anything is resolved, when it cannot."""
+    version = pip_version(python_exe)
+    if version is None or pip_is_too_old(version):
+        found = f"pip {version}" if version else "no pip"
+        raise OrtprovError(
+            f"--hashes resolves the requirements with pip >= {PIP_FLOOR}, and {python_exe} has {found}",
+            hint=f"run `{python_exe} -m pip install 'pip>={PIP_FLOOR}'`, or render without --hashes",
+        )
+    return version
+
+
+def resolve_argv(
+    python_exe: str, requirements: Path, report: Path, python: str, platforms: Sequence[str], *, fast_deps: bool = True
+) -> list[str]:
+    """`pip install --dry-run --report` of a requirements file for the target: it installs nothing, and the
+    report names every distribution of the resolution. `--target` (a folder that is never created) lets pip
+    older than 23.3 take the target's Python and platform options (pypa/pip#12215); --ignore-installed is
+    implied by it, and said anyway."""
+    return [
+        python_exe,
+        "-m",
+        "pip",
+        "install",
+        *([FAST_DEPS] if fast_deps else []),
+        "--dry-run",
+        "--ignore-installed",
+        "--target",
+        str(report.parent / "target-never-written"),
+        "--report",
+        str(report),
+        "--no-input",
+        *pip_target_args(python, platforms),
+        "-r",
+        str(requirements),
+    ]
+
+
 def resolve(
     requirements_text: str,
     python: str,
@@ -81,32 +153,15 @@ def resolve(
         req = Path(tmp) / "requirements.txt"
         report = Path(tmp) / "report.json"
         req.write_text(requirements_text, encoding="utf-8")
-        argv = [
-            python_exe,
-            "-m",
-            "pip",
-            "install",
-            "--dry-run",
-            "--quiet",
-            "--ignore-installed",
-            "--report",
-            str(report),
-            "--timeout",
-            "20",
-            "--retries",
-            "1",
-            "--no-input",
-            *pip_target_args(python, platforms),
-            "-r",
-            str(req),
-        ]
+        quiet = ["--quiet", "--timeout", "20", "--retries", "1"]
         try:
             # fast-deps: read METADATA through HTTP range requests where the index serves no PEP 658
             # metadata, instead of downloading each wheel (onnxruntime-gpu ~300 MB, cuDNN ~700 MB).
-            fast = [*argv[:4], FAST_DEPS, *argv[4:]]
-            done = subprocess.run(fast, capture_output=True, text=True, timeout=timeout, check=False)
+            argv = resolve_argv(python_exe, req, report, python, platforms)
+            done = subprocess.run([*argv, *quiet], capture_output=True, text=True, timeout=timeout, check=False)
             if done.returncode != 0 and "fast-deps" in done.stderr and "invalid choice" in done.stderr:
-                done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+                argv = resolve_argv(python_exe, req, report, python, platforms, fast_deps=False)
+                done = subprocess.run([*argv, *quiet], capture_output=True, text=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
             raise OrtprovError(
                 f"resolving the requirements took more than {timeout:.0f} s",
@@ -195,6 +250,12 @@ def pinned_digests(plan: Plan, *, python_exe: str = sys.executable) -> tuple[Pin
     from provisioner.recipes import PinnedRequirement, render_requirements
 
     python, platforms = target_of(plan)
+    pip = require_pip(python_exe)
+    if not pip_reads_metadata_only(pip):
+        sys.stderr.write(
+            f"note: pip {pip} downloads every wheel it resolves in full (onnxruntime-gpu and the NVIDIA libraries: "
+            f"GBs); pip >= {PIP_METADATA_ONLY} reads only their metadata: `{python_exe} -m pip install -U pip`\n"
+        )
     entries = resolve(render_requirements(plan), python, platforms, python_exe=python_exe)
     installs = [s for s in plan.steps if s.kind == "install"]
     indexes = list(

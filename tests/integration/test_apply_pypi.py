@@ -2,7 +2,7 @@
 the H100 host's driver, the no-GPU part of verify passes, and the GPU part reports the missing driver.
 
 Downloads ~1.6 GB (about 90 s here with uv; see benchmarks/RESULTS.md "apply"). Run it with:
-    .venv/bin/python -m pytest tests/integration/test_apply_pypi.py -m network
+    python -m pytest tests/integration/test_apply_pypi.py -m network
 """
 
 from __future__ import annotations

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-DEV_PYTHON = str(REPO / ".venv" / "bin" / "python")
+from tests.support.envs import DEV_PYTHON, REPO, ortprov_argv
+
 LOGS = REPO / "tests" / "data" / "logs"
 
 
@@ -18,7 +17,7 @@ def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("VIRTUAL_ENV", None)
     return subprocess.run(
-        [DEV_PYTHON, "-m", "provisioner", *args],
+        ortprov_argv(*args),
         capture_output=True,
         text=True,
         env=env,
@@ -74,7 +73,7 @@ def test_bad_input_exits_2(args: list[str], stdin: str | None, message: str):
 
 
 def test_doctor_on_this_machine_names_the_cpu_package():
-    """This machine: no NVIDIA driver, CPU onnxruntime in .venv. Detect + plan + verify, for real."""
+    """This machine: no NVIDIA driver, CPU onnxruntime of the dev environment. Detect + plan + verify, for real."""
     result = cli("doctor", "--python", DEV_PYTHON, "--json")
     assert result.returncode == 1, result.stderr
     data = json.loads(result.stdout)

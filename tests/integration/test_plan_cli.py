@@ -206,8 +206,8 @@ def test_recipe_formats_come_from_the_same_plan(cache_dir: Path) -> None:
 
 
 def test_probing_this_machine_plans_for_the_venv(cache_dir: Path) -> None:
-    """No flags: the real probe of this GPU-less machine and of the dev venv (CPU onnxruntime in it)."""
-    result = ortprov(cache_dir, "plan", "--json", "--python", str(ROOT / ".venv" / "bin" / "python"), timeout=120)
+    """No flags: the real probe of this GPU-less machine and of the dev environment (CPU onnxruntime in it)."""
+    result = ortprov(cache_dir, "plan", "--json", "--python", sys.executable, timeout=120)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert "onnxruntime" in data["uninstall"]
@@ -223,7 +223,7 @@ def test_help_has_examples(cache_dir: Path) -> None:
 
 def test_a_saved_host_file_gives_the_same_plan_as_probing(cache_dir: Path, tmp_path: Path) -> None:
     """DESIGN: `detect --json > host.json` then `plan --host host.json` plans what planning on the box does."""
-    venv_python = str(ROOT / ".venv" / "bin" / "python")
+    venv_python = sys.executable
     detected = ortprov(cache_dir, "detect", "--json", "--python", venv_python, timeout=120)
     assert detected.returncode == 0, detected.stderr
     saved = tmp_path / "this-box.json"

@@ -10,9 +10,21 @@ from pathlib import Path
 import pytest
 
 from provisioner.errors import BadInput, OrtprovError
-from provisioner.hashes import file_digests, index_files, pinned_digests, pip_target_args, supported_tags, target_of
+from provisioner.hashes import (
+    PIP_METADATA_ONLY,
+    file_digests,
+    index_files,
+    pinned_digests,
+    pip_is_too_old,
+    pip_reads_metadata_only,
+    pip_target_args,
+    pip_version,
+    supported_tags,
+    target_of,
+)
 from provisioner.plan import Step
 from provisioner.recipes import render
+from tests.support.envs import venv_python
 from tests.support.index_server import IndexServer
 from tests.support.recipe_plans import cuda12_plan, host
 from tests.support.wheels import WheelSpec, build_wheels
@@ -54,11 +66,19 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_hashed_requirements_from_a_loopback_index_install_with_require_hashes(tmp_path: Path) -> None:
+def test_hashed_requirements_from_a_loopback_index_install_with_require_hashes(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """With the pip of the interpreter running the tests: the one `python -m venv` bundles works too."""
     wheels = family(tmp_path / "wheels")
     with IndexServer(tmp_path / "wheels") as index:
         plan = loopback_plan(index.url)
         pinned = pinned_digests(plan)
+        # A pip that downloads every wheel to resolve them says so (GBs for a real plan); a newer one does not.
+        pip = pip_version(sys.executable)
+        assert pip is not None
+        noted = "downloads every wheel it resolves in full" in capfd.readouterr().err
+        assert noted == (not pip_reads_metadata_only(pip))
         by_name = {p.name: p for p in pinned}
         assert set(by_name) == {"onnxruntime-gpu", "numpy-stub", "nvidia-cudnn-cu12"}
         linux_wheel, win_wheel = wheels[0], wheels[1]
@@ -104,6 +124,25 @@ def test_an_unreachable_index_is_one_clear_error(tmp_path: Path) -> None:
     assert "without --hashes" in (caught.value.hint or "")
     with pytest.raises(OrtprovError, match="pip could not resolve"):
         pinned_digests(loopback_plan("http://127.0.0.1:9/simple/"))
+
+
+def test_the_pip_that_resolves_is_checked_before_anything_is_resolved(tmp_path: Path) -> None:
+    """No pip (a `uv tool` or `venv --without-pip` environment): one clear error, not a resolution failure."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True, timeout=120)
+    bare = str(venv_python(tmp_path / "bare"))
+    assert pip_version(bare) is None
+    with pytest.raises(
+        OrtprovError, match=r"--hashes resolves the requirements with pip >= 22\.2, .* has no pip"
+    ) as caught:
+        pinned_digests(loopback_plan("http://127.0.0.1:9/simple/"), python_exe=bare)
+    assert "without --hashes" in (caught.value.hint or "")
+
+
+def test_pip_versions_that_resolve_for_a_target_and_those_that_download_every_wheel() -> None:
+    assert pip_is_too_old("22.1.2") and pip_is_too_old("9.0.1")
+    assert not pip_is_too_old("22.2") and not pip_is_too_old("23.2.1") and not pip_is_too_old("not-a-version")
+    assert not pip_reads_metadata_only("23.2.1") and not pip_reads_metadata_only("25.2")
+    assert pip_reads_metadata_only(PIP_METADATA_ONLY) and pip_reads_metadata_only("26.0.1")
 
 
 def pip_download_with_hashes(requirements: Path, dest: Path, target_args: list[str]) -> subprocess.CompletedProcess:

@@ -1,5 +1,5 @@
-"""run_verify and `ortprov verify` for real: the CPU onnxruntime in .venv, fake onnxruntime-gpu packages in
-real venvs (fallback, hang, crash, preload), and --static against ELF libraries built here with gcc."""
+"""run_verify and `ortprov verify` for real: the CPU onnxruntime of the dev environment, fake onnxruntime-gpu
+packages in real venvs (fallback, hang, crash, preload), and --static against ELF libraries built here with gcc."""
 
 from __future__ import annotations
 
@@ -19,10 +19,9 @@ from provisioner.matrix import load_matrix, sonames_by_cuda_major
 from provisioner.verify import VerifyReport, run_verify
 from provisioner.verify.child import classify_source, library_family, read_elf_dynamic
 from tests.support.elf import build_so
+from tests.support.envs import DEV_PYTHON, REPO, ortprov_argv
 from tests.support.fake_ort import make_fake_venv, site_packages
 
-REPO = Path(__file__).resolve().parents[2]
-DEV_PYTHON = str(REPO / ".venv" / "bin" / "python")
 CHECK_MODEL = REPO / "provisioner" / "verify" / "models" / "check.onnx"
 
 
@@ -34,7 +33,7 @@ def fake_python(tmp_path_factory: pytest.TempPathFactory) -> str:
 def cli(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
     return subprocess.run(
-        [DEV_PYTHON, "-m", "provisioner", *args],
+        ortprov_argv(*args),
         capture_output=True,
         text=True,
         env=full_env,
@@ -322,17 +321,7 @@ def test_hide_cudnn_script_hides_cudnn_in_a_mount_namespace(tmp_path: Path):
     shared = tmp_path / "ld_path"  # a folder with other libraries too: hidden through an overlay
     build_so(shared, "libcudnn_ops.so.9")
     script = REPO / "tests" / "gpu" / "hide_cudnn.sh"
-    argv = [
-        str(script),
-        DEV_PYTHON,
-        "-m",
-        "provisioner",
-        "verify",
-        "--static",
-        "--json",
-        "--python",
-        str(python),
-    ]
+    argv = [str(script), *ortprov_argv("verify", "--static", "--json", "--python", str(python))]
     full_env = {**os.environ, **env, "HIDE_CUDNN_ROOTS": str(tmp_path)}
     hidden = subprocess.run(argv, capture_output=True, text=True, env=full_env, cwd=REPO, timeout=120)
     if hidden.returncode not in (0, 1):

@@ -15,7 +15,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-DEV_PYTHON = REPO / ".venv" / "bin" / "python"
+# The interpreter running the tests: the dev environment (`pip install -e '.[dev]'`, wherever its venv is), with
+# ortprov and the CPU onnxruntime of the dev extras. Tests run the CLI and probe "this machine" through it.
+DEV_PYTHON = sys.executable
 
 
 def clean_env(tmp: Path, **extra: str) -> dict[str, str]:
@@ -80,8 +82,8 @@ def tree_digest(venv: Path) -> dict[str, str]:
 
 
 def ortprov_argv(*args: str) -> list[str]:
-    """The real CLI, run by the dev venv's interpreter."""
-    return [str(DEV_PYTHON), "-m", "provisioner", *args]
+    """The real CLI, run by the interpreter running the tests."""
+    return [DEV_PYTHON, "-m", "provisioner", *args]
 
 
 def run_ortprov(

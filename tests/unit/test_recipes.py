@@ -455,7 +455,7 @@ def test_elf_reader_matches_the_real_onnxruntime_library() -> None:
 
 
 def test_check_script_fails_in_an_environment_with_the_cpu_package() -> None:
-    """.venv has the CPU onnxruntime: the check must fail and say the CUDA provider is missing."""
+    """The dev environment has the CPU onnxruntime: the check must fail and say the CUDA provider is missing."""
     done = subprocess.run(
         [
             sys.executable,
