@@ -28,7 +28,7 @@ CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 t1 = time.perf_counter()
-from provisioner.matrix import load_matrix
+from provisioner.matrix.load import load_matrix
 t2 = time.perf_counter()
 m = load_matrix(sys.argv[1]) if len(sys.argv) > 1 else load_matrix(use_cache=False)
 t3 = time.perf_counter()

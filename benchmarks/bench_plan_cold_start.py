@@ -44,7 +44,7 @@ PHASES = """
 import json, time
 t0 = time.perf_counter()
 from provisioner.planning import PlanningOptions, plan_for
-from provisioner.matrix import load_matrix
+from provisioner.matrix.load import load_matrix
 t1 = time.perf_counter()
 matrix = load_matrix()
 t2 = time.perf_counter()

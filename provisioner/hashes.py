@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from provisioner.derive import PYPI_SIMPLE
 from provisioner.errors import BadInput, OrtprovError
+from provisioner.matrix.derive import PYPI_SIMPLE
 
 if TYPE_CHECKING:
     import requests

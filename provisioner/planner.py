@@ -26,9 +26,31 @@ from dataclasses import dataclass, field, replace
 
 from provisioner.errors import BadInput, NoCompatiblePlan
 from provisioner.facts import Gpu, HostFacts, MissingFiles, NvidiaWheel, OrtDist, PythonInfo
-from provisioner.matrix import CudaMajor, CudaRelease, LibraryWheel, Matrix, OrtBuild, TensorRTRelease
+from provisioner.matrix.model import CudaMajor, CudaRelease, LibraryWheel, Matrix, OrtBuild, TensorRTRelease
+from provisioner.matrix.query import (
+    build_tensorrt,
+    cuda_major,
+    cuda_major_libraries,
+    cuda_release,
+    cuda_versions,
+    first_cuda_release_for_cc,
+    library_of,
+    library_of_package,
+    ort_versions,
+    python_versions_with_wheels,
+    recorded_wheels,
+)
 from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, LibraryPin, Plan, Rejection, Request, Step
-from provisioner.versions import at_least, major_minor, ort_matcher, vtuple
+from provisioner.versions import (
+    at_least,
+    driver_at_least,
+    in_series,
+    major,
+    major_minor,
+    ort_matcher,
+    satisfies,
+    vtuple,
+)
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms to import; the fast path of `ortprov plan` does without it
 if TYPE_CHECKING:
@@ -58,9 +80,6 @@ if TYPE_CHECKING:
 
 
 REUSED_PIN_REASON = "already installed; pinned to that version so it is not downloaded or replaced"
-
-# Libraries whose soname major is the CUDA major (cufft/curand/cusparse have their own numbering).
-_CUDA_MAJOR_LIBRARIES = ("cudart", "cublas", "cublasLt", "nvrtc")
 
 
 @dataclass
@@ -107,14 +126,6 @@ def host_name(host: HostFacts, index: int, count: int) -> str:
     return f"host {host.label or '#' + str(index + 1)!r}"
 
 
-def _driver_meets(version: str, floor: str) -> bool:
-    """version >= floor; a bare branch number ("580", from `--driver 580`) stands for that branch, so only
-    the majors are compared."""
-    if "." not in version.strip():
-        return vtuple(version)[0] >= vtuple(floor)[0]
-    return at_least(version, floor)
-
-
 def driver_cuda_version(host: HostFacts, matrix: Matrix) -> str | None:
     """The newest CUDA version the host's driver supports: as reported, else derived from matrix floors."""
     driver = host.driver
@@ -126,7 +137,7 @@ def driver_cuda_version(host: HostFacts, matrix: Matrix) -> str | None:
     best: str | None = None
     for release in matrix.cuda_releases:
         floor = (release.min_driver_windows if windows else None) or release.min_driver_linux
-        if _driver_meets(driver.version, floor) and (best is None or vtuple(release.version) > vtuple(best)):
+        if driver_at_least(driver.version, floor) and (best is None or vtuple(release.version) > vtuple(best)):
             best = release.version
     return best
 
@@ -137,7 +148,7 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     if not hosts:
         raise BadInput("no host to plan for", hint="pass --host FILE or the --driver/--gpu-cc/--python flags")
     candidates = _candidates(matrix, request)
-    existing = _existing_libraries(hosts) if request.prefer_existing_libraries else _Existing()
+    existing = _existing_libraries(hosts, matrix) if request.prefer_existing_libraries else _Existing()
     verdicts = [_judge(build, hosts, matrix, request, existing) for build in candidates]
     runnable = [v for v in verdicts if not v.problems]
     if not runnable:
@@ -153,7 +164,7 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
         library_notes = _system_library_notes(build, hosts)
     else:
         pins, library_requirements, library_notes, cudnn_version = _library_pins(build, hosts, matrix, existing)
-    tensorrt = _tensorrt_release(build, matrix) if request.tensorrt else None
+    tensorrt = build_tensorrt(matrix, build) if request.tensorrt else None
     uninstall = _conflicting_flavours(build, hosts, pins)
     steps = _steps(build, uninstall, library_requirements, tensorrt, extras=request.cuda_libraries != "system")
     hook_steps, hook_notes = _loader_hook(build, hosts, request)
@@ -211,21 +222,21 @@ def _candidates(matrix: Matrix, request: Request) -> list[OrtBuild]:
             ) from None
         builds = [b for b in builds if matches(b.ort_version)]
         if not builds:
-            versions = sorted({b.ort_version for b in matrix.builds}, key=vtuple)
+            versions = ort_versions(matrix)
             raise BadInput(
                 f"onnxruntime-gpu {request.ort} is not in the matrix (dated {matrix.date}; it knows "
-                f"{versions[0]} to {versions[-1]})",
+                f"{versions[-1]} to {versions[0]})",
                 hint="`ortprov matrix update` refreshes the matrix from PyPI",
             )
     if request.cuda:
         wanted = request.cuda.strip()
-        known = sorted({b.cuda_version for b in matrix.builds}, key=vtuple)
-        if not any(_cuda_matches(v, wanted) for v in known):
+        known = cuda_versions(matrix)
+        if not any(in_series(v, wanted) for v in known):
             raise BadInput(
                 f"no onnxruntime-gpu build in the matrix targets CUDA {wanted}",
                 hint=f"builds exist for CUDA {', '.join(known)}",
             )
-        pinned = [b for b in builds if _cuda_matches(b.cuda_version, wanted)]
+        pinned = [b for b in builds if in_series(b.cuda_version, wanted)]
         if not pinned:
             offered = ", ".join(sorted({short_label(b) for b in builds}, key=vtuple))
             raise BadInput(
@@ -234,11 +245,6 @@ def _candidates(matrix: Matrix, request: Request) -> list[OrtBuild]:
             )
         builds = pinned
     return sorted(builds, key=lambda b: (vtuple(b.ort_version), vtuple(b.cuda_version)), reverse=True)
-
-
-def _cuda_matches(version: str, wanted: str) -> bool:
-    parts = vtuple(wanted)
-    return vtuple(version)[: len(parts)] == parts
 
 
 # --- judging one candidate ------------------------------------------------------------------------------
@@ -251,8 +257,8 @@ def _judge(
     notes: list[str] = []
     reasons: list[str] = []
     blocking: list[int] = []
-    release = _cuda_release(matrix, build.cuda_version)
-    major = _cuda_major(matrix, build.cuda_major)
+    release = cuda_release(matrix, build.cuda_version)
+    major_record = cuda_major(matrix, build.cuda_major)
     if release is None:
         notes.append(
             f"CUDA {build.cuda_version} is not among the matrix's CUDA releases: driver and compute "
@@ -267,7 +273,7 @@ def _judge(
         host_problems += _python_problems(build, host, who, matrix, notes)
         host_problems += _library_platform_problems(build, host, who, matrix, request)
         if release is not None:
-            host_problems += _driver_problems(build, host, who, release, major, matrix, notes, reasons)
+            host_problems += _driver_problems(build, host, who, release, major_record, matrix, notes, reasons)
             host_problems += _gpu_problems(build, host, who, release, matrix, notes, reasons)
         if host_problems:
             blocking.append(index)
@@ -313,10 +319,7 @@ def _python_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix,
     if wanted in build.python:
         return []
     kind = " (free-threaded)" if wanted.endswith("t") else ""
-    with_wheel = sorted(
-        {b.ort_version for b in matrix.builds if b.package == build.package and wanted in b.python},
-        key=vtuple,
-    )
+    with_wheel = python_versions_with_wheels(matrix, build.package, wanted)
     if not with_wheel:
         return [f"no {build.package} wheel for Python {wanted}{kind} in the matrix ({who} has Python {wanted})"]
     if vtuple(build.ort_version) > vtuple(with_wheel[-1]):
@@ -326,14 +329,16 @@ def _python_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix,
     return [f"{short_label(build)} has no wheel for Python {wanted}{kind} ({who} has Python {wanted})"]
 
 
-def _driver_floors(release: CudaRelease, major: CudaMajor | None, windows: bool) -> tuple[str | None, str | None]:
+def _driver_floors(
+    release: CudaRelease, major_record: CudaMajor | None, windows: bool
+) -> tuple[str | None, str | None]:
     """(full-support floor, minor-version-compatibility floor) for the host's OS."""
     if windows:
         full = release.min_driver_windows
-        compat = major.minor_compat_driver_windows if major else None
+        compat = major_record.minor_compat_driver_windows if major_record else None
     else:
         full = release.min_driver_linux
-        compat = major.minor_compat_driver_linux if major else None
+        compat = major_record.minor_compat_driver_linux if major_record else None
     return full, compat
 
 
@@ -342,13 +347,13 @@ def _driver_problems(
     host: HostFacts,
     who: str,
     release: CudaRelease,
-    major: CudaMajor | None,
+    major_record: CudaMajor | None,
     matrix: Matrix,
     notes: list[str],
     reasons: list[str],
 ) -> list[str]:
     driver = host.driver
-    full, compat = _driver_floors(release, major, host.platform.os == "windows")
+    full, compat = _driver_floors(release, major_record, host.platform.os == "windows")
     needed = compat or full
     label = short_label(build)
     if not driver.present or not (driver.version or driver.cuda_version):
@@ -361,10 +366,10 @@ def _driver_problems(
     supported = driver_cuda_version(host, matrix)
     has = f"{driver.version or 'a driver'}" + (f" (CUDA {supported})" if supported else "")
     if driver.version and (full or compat):
-        if full and _driver_meets(driver.version, full):
+        if full and driver_at_least(driver.version, full):
             reasons.append(f"driver {has} on {who} supports CUDA {build.cuda_version} (needs >= {full})")
             return []
-        if compat and _driver_meets(driver.version, compat):
+        if compat and driver_at_least(driver.version, compat):
             notes.append(
                 f"driver {has} on {who} runs {label} only through CUDA minor-version compatibility "
                 f"(full support from {full}): JIT-compiled code (NVRTC, cuDNN runtime-compiled engines) "
@@ -446,8 +451,8 @@ def _cc_problem(build: OrtBuild, cc: str, release: CudaRelease, matrix: Matrix) 
             f"supports {ordered[0]} to {ordered[-1]})"
         )
     if vtuple(cc) > vtuple(ordered[-1]):
-        first = sorted((r.version for r in matrix.cuda_releases if cc in r.compute_capabilities), key=vtuple)
-        later = f"; CUDA {first[0]} is the first release that does" if first else ""
+        first = first_cuda_release_for_cc(matrix, cc)
+        later = f"; CUDA {first.version} is the first release that does" if first else ""
         return (
             f"{short_label(build)} predates compute capability {cc}: CUDA {release.version} supports up to "
             f"{ordered[-1]}{later}"
@@ -476,24 +481,25 @@ def _arch_problem(build: OrtBuild, cc: str, notes: list[str], where: str) -> str
 # --- preference -----------------------------------------------------------------------------------------
 
 
-def _existing_libraries(hosts: tuple[HostFacts, ...]) -> _Existing:
+def _existing_libraries(hosts: tuple[HostFacts, ...], matrix: Matrix) -> _Existing:
     found = _Existing()
+    same_major = cuda_major_libraries(matrix)  # cudart, cublas, nvrtc: their major is the CUDA major
     for host in hosts:
         if host.torch and host.torch.cuda_version:
-            found.add_cuda(vtuple(host.torch.cuda_version)[0], f"torch {host.torch.version}")
+            found.add_cuda(major(host.torch.cuda_version), f"torch {host.torch.version}")
         for wheel in host.nvidia_wheels:
             found.wheels.setdefault(wheel.name, set()).add(wheel.version)
             if wheel.cuda_major is None:
                 continue
             if wheel.library == "cudnn":
-                found.add_cudnn(wheel.cuda_major, str(vtuple(wheel.version)[0]), f"{wheel.name} {wheel.version}")
-            elif wheel.library in _CUDA_MAJOR_LIBRARIES:
+                found.add_cudnn(wheel.cuda_major, str(major(wheel.version)), f"{wheel.name} {wheel.version}")
+            elif wheel.library and library_of(wheel.library, same_major):
                 found.add_cuda(wheel.cuda_major, f"{wheel.name} {wheel.version}")
         for hit in host.libraries:
             if not hit.major or not hit.major.isdigit():
                 continue
             where = f"{hit.filename} ({hit.source})"
-            if hit.library in _CUDA_MAJOR_LIBRARIES:
+            if library_of(hit.library, same_major):
                 found.add_cuda(int(hit.major), where)
             elif hit.library == "cudnn":
                 found.add_cudnn(None, hit.major, where)
@@ -501,7 +507,7 @@ def _existing_libraries(hosts: tuple[HostFacts, ...]) -> _Existing:
 
 
 def _cudnn_major(build: OrtBuild) -> str | None:
-    return str(vtuple(build.cudnn_version)[0]) if build.cudnn_version else None
+    return str(major(build.cudnn_version)) if build.cudnn_version else None
 
 
 def _reuse_score(build: OrtBuild, existing: _Existing) -> int:
@@ -590,18 +596,17 @@ def _split_requirement(text: str) -> tuple[str, str]:
     return name, rest
 
 
-def _needed_packages(build: OrtBuild, major: CudaMajor | None) -> list[tuple[str, str]]:
+def _needed_packages(build: OrtBuild, major_record: CudaMajor | None) -> list[tuple[str, str]]:
     """(pip package, specifier) of the NVIDIA libraries the build needs."""
     if build.requirements:
         return [_split_requirement(r) for r in build.requirements]
-    names = (major.pip_packages or {}) if major else {}
+    names = (major_record.pip_packages or {}) if major_record else {}
     if not names:
         return []
     sonames = build.libraries_linked + build.libraries_lazy
     keys: list[str] = []
     for soname in sonames:
-        key = soname.removeprefix("lib").split(".so")[0].split("64_")[0].lower()
-        match = key if key in names else next((k for k in names if key.startswith(k)), None)
+        match = library_of(soname, names)
         if match and match not in keys:
             keys.append(match)
     if not sonames:
@@ -609,10 +614,10 @@ def _needed_packages(build: OrtBuild, major: CudaMajor | None) -> list[tuple[str
     return [(names[k], "") for k in keys]
 
 
-def _with_transitive_libraries(needed: list[tuple[str, str]], major: CudaMajor | None) -> list[tuple[str, str]]:
+def _with_transitive_libraries(needed: list[tuple[str, str]], major_record: CudaMajor | None) -> list[tuple[str, str]]:
     """Add nvJitLink when the CUDA major has a wheel for it: the cuBLAS/cuFFT/cuSPARSE wheels depend on it, and
     left unpinned pip takes the newest CUDA minor, which the host's driver may not support."""
-    names = (major.pip_packages or {}) if major else {}
+    names = (major_record.pip_packages or {}) if major_record else {}
     jitlink = names.get("nvjitlink")
     pulls_it = any(package in (names.get("cublas"), names.get("cufft")) for package, _ in needed)
     if jitlink and pulls_it and all(package != jitlink for package, _ in needed):
@@ -620,20 +625,11 @@ def _with_transitive_libraries(needed: list[tuple[str, str]], major: CudaMajor |
     return needed
 
 
-def _satisfies(version: str, spec: str) -> bool:
-    if not spec:
-        return True
-    try:
-        return ort_matcher(spec)(version)
-    except ValueError:
-        return True
-
-
 def _library_pins(
     build: OrtBuild, hosts: tuple[HostFacts, ...], matrix: Matrix, existing: _Existing
 ) -> tuple[list[LibraryPin], list[str], list[str], str | None]:
     """Exact pins (and their requirement strings) for the build's NVIDIA libraries."""
-    major = _cuda_major(matrix, build.cuda_major)
+    major_record = cuda_major(matrix, build.cuda_major)
     caps = [c for c in (driver_cuda_version(h, matrix) for h in hosts) if c]
     cap = min(caps, key=vtuple) if caps else None
     pins: list[LibraryPin] = []
@@ -643,8 +639,8 @@ def _library_pins(
     replaced: list[str] = []
     cudnn_version = build.cudnn_version
     targets = _wheel_targets(hosts)
-    for package, spec in _with_transitive_libraries(_needed_packages(build, major), major):
-        recorded = _recorded_wheels(matrix, build, package, spec)
+    for package, spec in _with_transitive_libraries(_needed_packages(build, major_record), major_record):
+        recorded = list(recorded_wheels(matrix, package, spec, build.cuda_major))
         wheels = [w for w in recorded if _available_everywhere(w, targets)]
         missing = {w.version for w in recorded} - {w.version for w in wheels}
         pin = _reused_pin(build, package, spec, wheels, existing, missing)
@@ -672,8 +668,7 @@ def _library_pins(
             continue
         pins.append(pin)
         requirements.append(f"{pin.package}=={pin.version}")
-        library = next((w.library for w in matrix.library_wheels if w.package == package), "")
-        if library == "cudnn" or "cudnn" in package:
+        if library_of_package(matrix, package) == "cudnn" or "cudnn" in package:
             cudnn_version = pin.version
         if cap and "minor-version compatibility" in pin.reason:
             beyond.append(f"{pin.package} {pin.version}")
@@ -721,27 +716,6 @@ def _available_everywhere(wheel: LibraryWheel, targets: list[tuple[str, str | No
     return all(wheel.available_on(tag, glibc) for tag, glibc in targets)
 
 
-# (package, specifier, CUDA major) -> recorded versions, for one `library_wheels` tuple (judging every
-# candidate asks the same questions again: a memo keeps planning ~6 ms instead of ~40 ms)
-_RECORDED: dict[tuple[str, str, int], list[LibraryWheel]] = {}
-_RECORDED_FOR: list[tuple[LibraryWheel, ...]] = []
-
-
-def _recorded_wheels(matrix: Matrix, build: OrtBuild, package: str, spec: str) -> list[LibraryWheel]:
-    """The matrix's versions of `package` for the build's CUDA major that meet the build's specifier."""
-    if not _RECORDED_FOR or _RECORDED_FOR[0] is not matrix.library_wheels:
-        _RECORDED.clear()
-        _RECORDED_FOR[:] = [matrix.library_wheels]
-    key = (package, spec, build.cuda_major)
-    if key not in _RECORDED:
-        _RECORDED[key] = [
-            w
-            for w in matrix.library_wheels
-            if w.package == package and _satisfies(w.version, spec) and vtuple(w.cuda_version)[0] == key[2]
-        ]
-    return list(_RECORDED[key])
-
-
 def _library_platform_problems(
     build: OrtBuild, host: HostFacts, who: str, matrix: Matrix, request: Request
 ) -> list[str]:
@@ -751,8 +725,8 @@ def _library_platform_problems(
         return []  # no libraries to install, or no onnxruntime-gpu wheel to begin with (said already)
     glibc = host.platform.glibc if host.platform.os == "linux" else None
     problems = []
-    for package, spec in _needed_packages(build, _cuda_major(matrix, build.cuda_major)):
-        recorded = _recorded_wheels(matrix, build, package, spec)
+    for package, spec in _needed_packages(build, cuda_major(matrix, build.cuda_major)):
+        recorded = recorded_wheels(matrix, package, spec, build.cuda_major)
         if recorded and not any(w.available_on(tag, None) for w in recorded):
             offered = sorted({p for w in recorded for p in w.platforms})
             problems.append(
@@ -783,7 +757,7 @@ def _reused_pin(
     if len(versions) != 1:
         return None
     version = next(iter(versions))
-    if not _satisfies(version, spec) or version in (unavailable or set()):
+    if not satisfies(version, spec) or version in (unavailable or set()):
         return None
     known = next((w for w in wheels if w.version == version), None)
     if known is None and wheels:
@@ -853,7 +827,7 @@ def _tensorrt_problems(build: OrtBuild, matrix: Matrix) -> list[str]:
     """Why --tensorrt cannot be served for this build (empty when it can)."""
     if not build.tensorrt_version:
         return [f"--tensorrt: the matrix records no TensorRT version for {short_label(build)}"]
-    release = _tensorrt_release(build, matrix)
+    release = build_tensorrt(matrix, build)
     if release is None:
         return [
             f"--tensorrt: TensorRT {build.tensorrt_version} for CUDA {build.cuda_major}, which the "
@@ -866,16 +840,6 @@ def _tensorrt_problems(build: OrtBuild, matrix: Matrix) -> list[str]:
             f"{build.ort_version} TensorRT provider needs, has no pip packages{why}"
         ]
     return []
-
-
-def _tensorrt_release(build: OrtBuild, matrix: Matrix) -> TensorRTRelease | None:
-    if not build.tensorrt_version:
-        return None
-    wanted = vtuple(build.tensorrt_version)
-    matches = [
-        t for t in matrix.tensorrt if t.cuda_major == build.cuda_major and vtuple(t.version)[: len(wanted)] == wanted
-    ]
-    return max(matches, key=lambda t: vtuple(t.version)) if matches else None
 
 
 def _conflicting_flavours(
@@ -1134,15 +1098,6 @@ def _no_plan(verdicts: list[_Verdict], hosts: tuple[HostFacts, ...], request: Re
         f"{'blocks' if len(blockers) == 1 else 'block'} it"
     )
     return NoCompatiblePlan(message, rejected=rejected, hint="plan for the blocking host separately, or upgrade it")
-
-
-def _cuda_release(matrix: Matrix, version: str) -> CudaRelease | None:
-    wanted = vtuple(version)
-    return next((r for r in matrix.cuda_releases if vtuple(r.version)[:2] == wanted[:2]), None)
-
-
-def _cuda_major(matrix: Matrix, major: int) -> CudaMajor | None:
-    return next((m for m in matrix.cuda_majors if m.major == major), None)
 
 
 def _unique(items: list[str]) -> list[str]:

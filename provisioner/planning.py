@@ -29,7 +29,7 @@ from provisioner.facts import (
     PythonInfo,
     load_host_file,
 )
-from provisioner.matrix import Matrix
+from provisioner.matrix.model import Matrix
 from provisioner.plan import Plan, Request
 
 _DRIVER = re.compile(r"^\d{2,4}(\.\d{1,3}){0,2}$")
@@ -248,7 +248,7 @@ def plan_for(options: PlanningOptions, matrix: Matrix | None = None, detect: Det
     request = request_from(options)
     hosts = resolve_hosts(options, detect)
     if matrix is None:
-        from provisioner.matrix import load_matrix
+        from provisioner.matrix.load import load_matrix
 
         matrix = load_matrix()
     return make_plan(hosts, matrix, request)

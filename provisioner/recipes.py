@@ -25,7 +25,7 @@ from provisioner.plan import STEP_KINDS, Plan, Step, step_argv, step_summary
 from provisioner.resources import data_dir
 
 if TYPE_CHECKING:
-    from provisioner.matrix import CudaMajor, DockerImage, Matrix, OrtBuild
+    from provisioner.matrix.model import CudaMajor, DockerImage, Matrix, OrtBuild
 
 FORMATS = ("pip", "uv", "requirements", "conda", "dockerfile")
 BASES = ("slim", "cuda")
@@ -333,7 +333,7 @@ def _check_pinned_covers(plan: Plan, pinned: Sequence[PinnedRequirement]) -> Non
 
 def render_conda(plan: Plan, matrix: Matrix) -> str:
     """environment.yml: conda-forge CUDA/cuDNN for the plan's CUDA era, then onnxruntime-gpu from pip."""
-    cuda_major = _cuda_major(plan, matrix)
+    cuda_major = _require_cuda_major(plan, matrix)
     if not cuda_major.conda_packages:
         raise DataError(f"the matrix lists no conda-forge packages for CUDA {cuda_major.major}")
     python = _target_python(plan)
@@ -521,25 +521,24 @@ def _wrap_comment(text: str, width: int = 104, prefix: str = "# ") -> str:
 
 def find_build(plan: Plan, matrix: Matrix) -> OrtBuild:
     """The matrix's record of the planned build (package, release, CUDA version, index)."""
-    for build in matrix.builds:
-        if (build.package, build.ort_version, build.cuda_version) == (
-            plan.package,
-            plan.ort_version,
-            plan.cuda_version,
-        ) and build.index_url == plan.index_url:
-            return build
+    from provisioner.matrix.query import find_build as lookup
+
+    build = lookup(matrix, plan.package, plan.ort_version, plan.cuda_version, plan.index_url)
+    if build is not None:
+        return build
     raise DataError(
         f"the matrix has no record of {plan.package} {plan.ort_version} (CUDA {plan.cuda_version})",
         hint="refresh the matrix (`ortprov matrix update`) or plan again",
     )
 
 
-def _cuda_major(plan: Plan, matrix: Matrix) -> CudaMajor:
-    major = int(plan.cuda_version.split(".")[0])
-    for record in matrix.cuda_majors:
-        if record.major == major:
-            return record
-    raise DataError(f"the matrix has no entry for CUDA {major}")
+def _require_cuda_major(plan: Plan, matrix: Matrix) -> CudaMajor:
+    from provisioner.matrix.query import cuda_major
+
+    record = cuda_major(matrix, plan.cuda_version)
+    if record is None:
+        raise DataError(f"the matrix has no entry for CUDA {plan.cuda_version.split('.')[0]}")
+    return record
 
 
 def _cuda_image(plan: Plan, matrix: Matrix) -> tuple[DockerImage, str]:
@@ -548,28 +547,20 @@ def _cuda_image(plan: Plan, matrix: Matrix) -> tuple[DockerImage, str]:
     In order: the plan's own CUDA minor; the lowest newer minor every target driver supports; the lowest
     newer minor that runs through CUDA minor-version compatibility (each driver at or above the major's
     floor; code JIT-compiled from PTX then needs a driver that knows the newer minor)."""
-    from packaging.version import Version
+    from provisioner.matrix.query import cuda_images
+    from provisioner.versions import at_least, vtuple
 
-    def minor(version: str) -> tuple[int, ...]:
-        return Version(version).release[:2]
-
-    want = minor(plan.cuda_version)
-    record = _cuda_major(plan, matrix)
+    record = _require_cuda_major(plan, matrix)
     cudnn = plan.cudnn_version.split(".")[0] if plan.cudnn_version else None
-    images = sorted(
-        (
-            i
-            for i in record.docker_images
-            if minor(i.cuda_version) >= want and (cudnn is None or (i.cudnn_version or "").split(".")[0] == cudnn)
-        ),
-        key=lambda i: (minor(i.cuda_version) != want, Version(i.cuda_version)),
-    )
+    images = cuda_images(matrix, plan.cuda_version, plan.cudnn_version)
     drivers = [h.driver for h in plan.hosts if h.driver.present and h.driver.version]
-    supported = [i for i in images if all(minor(i.cuda_version) <= minor(d.cuda_version or "0") for d in drivers)]
+    supported = [
+        i for i in images if all(vtuple(i.cuda_version)[:2] <= vtuple(d.cuda_version or "0")[:2] for d in drivers)
+    ]
     if supported:
         return supported[0], ""
     floor = record.minor_compat_driver_linux
-    if images and floor and all(Version(d.version or "0") >= Version(floor) for d in drivers):
+    if images and floor and all(at_least(d.version or "0", floor) for d in drivers):
         image = images[0]
         return image, (
             f"CUDA {image.cuda_version} is newer than the target driver supports; it runs through CUDA "

@@ -1,24 +1,28 @@
-"""Small, dependency-free version helpers for the planner (numeric comparison, --ort specifiers).
+"""Every version helper of ortprov: parse, compare, sort, match (numeric versions and `--ort` specifiers).
 
-Driver, CUDA, glibc and compute-capability versions are plain dotted numbers; comparing them as integer
-tuples is exact and costs nothing at start-up. onnxruntime release specifiers (`--ort`) use PEP 440 via
-`packaging`, imported only when a specifier with operators is given.
+Driver, CUDA, glibc, compute-capability, library and onnxruntime versions are dotted numbers; comparing them
+as integer tuples is exact and costs nothing at start-up. Specifiers with operators use PEP 440 (via
+`packaging`, imported only when a clause is not a plain numeric one). Nothing else in the tree parses or
+compares versions by hand: `vtuple` is the sort key, `at_least` the comparison, `in_series` the prefix match.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
+
+TYPE_CHECKING = False  # `typing` costs ~7 ms to import; the start-up of `ortprov plan` does without it
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _NUMERIC = re.compile(r"^\d+(\.\d+)*$")
 _RELEASE = re.compile(r"^(\d+(?:\.\d+)*)")
-_PLAIN_ORT = re.compile(r"^\d+\.\d+(\.\d+)?$")
 
 
 @lru_cache(maxsize=4096)
 def vtuple(version: str) -> tuple[int, ...]:
-    """(535, 104, 5) for "535.104.05"; the numeric release of anything else ("1.20.0rc1" -> (1, 20, 0))."""
+    """(535, 104, 5) for "535.104.05"; the numeric release of anything else ("1.20.0rc1" -> (1, 20, 0),
+    "3.13t" -> (3, 13), "9.1.0.70.post1" -> (9, 1, 0, 70)). ValueError when it does not start with a number."""
     match = _RELEASE.match(version.strip())
     if not match:
         raise ValueError(f"not a version: {version!r}")
@@ -32,12 +36,25 @@ def is_numeric_version(text: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def at_least(version: str, floor: str) -> bool:
-    """version >= floor, comparing dotted numbers ("535.104" >= "525.60.13")."""
+    """version >= floor, comparing dotted numbers ("535.104" >= "525.60.13"; "580" == "580.0.0")."""
     return _padded(vtuple(version), vtuple(floor)) >= _padded(vtuple(floor), vtuple(version))
+
+
+def driver_at_least(version: str, floor: str) -> bool:
+    """A driver meets a floor; a bare branch number ("580", from `--driver 580`) stands for that whole
+    branch, so only the branches are compared."""
+    if "." not in version.strip():
+        return vtuple(version)[0] >= vtuple(floor)[0]
+    return at_least(version, floor)
 
 
 def _padded(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return a + (0,) * max(0, len(b) - len(a))
+
+
+def major(version: str | int) -> int:
+    """12 for "12.4.1" (and for 12)."""
+    return vtuple(str(version))[0]
 
 
 def major_minor(version: str) -> str:
@@ -45,16 +62,31 @@ def major_minor(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
 
+def in_series(version: str, series: str | int) -> bool:
+    """The version belongs to the series: "12.4.1" to 12 and to "12.4", not to "12.8"."""
+    wanted = vtuple(str(series))
+    return vtuple(version)[: len(wanted)] == wanted
+
+
 @lru_cache(maxsize=256)
 def ort_matcher(spec: str) -> Callable[[str], bool]:
-    """A predicate for onnxruntime releases. "1.20" means the 1.20 series, "1.20.1" that release; anything
-    with an operator is a PEP 440 specifier (">=1.18,<1.21", "~=1.19.0"). ValueError if malformed."""
+    """A predicate for onnxruntime releases (`--ort`, `matrix show --ort`): a bare major or minor names that
+    series ("1" is 1.*, "1.20" is 1.20.*), a longer version that release ("1.20.1"); anything with an
+    operator is a PEP 440 specifier (">=1.18,<1.21", "~=1.19.0"). ValueError if malformed."""
     text = spec.strip()
-    if _PLAIN_ORT.match(text):
+    if _NUMERIC.match(text):
         parts = vtuple(text)
-        if len(parts) == 2:
-            return lambda version: vtuple(version)[:2] == parts
+        if len(parts) <= 2:
+            return lambda version: in_series(version, text)
         return lambda version: _padded(vtuple(version), parts) == _padded(parts, vtuple(version))
+    return specifier_matcher(text)
+
+
+@lru_cache(maxsize=256)
+def specifier_matcher(spec: str) -> Callable[[str], bool]:
+    """A predicate for a PEP 440 specifier ("~=13.0", ">=9,<10", "==12.*"); numeric clauses are matched here,
+    the rest by `packaging` (pre-releases included). ValueError if malformed."""
+    text = spec.strip()
     if not text:
         raise ValueError("empty specifier")
     clauses = _simple_clauses(text)
@@ -67,6 +99,16 @@ def ort_matcher(spec: str) -> Callable[[str], bool]:
     except InvalidSpecifier:
         raise ValueError(f"not a version or specifier: {spec!r}") from None
     return lambda version: specifiers.contains(version, prereleases=True)
+
+
+def satisfies(version: str, spec: str) -> bool:
+    """The version meets a requirement's specifier ("" and a malformed specifier: any version does)."""
+    if not spec:
+        return True
+    try:
+        return specifier_matcher(spec)(version)
+    except ValueError:
+        return True
 
 
 _CLAUSE = re.compile(r"^(==|!=|>=|<=|~=|>|<)\s*(\d+(?:\.\d+)*)(\.\*)?$")

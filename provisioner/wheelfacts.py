@@ -2,8 +2,8 @@
 
 Pure parsers (build_and_package_info.py, METADATA, onnxruntime/__init__.py, the ELF dynamic string table
 of a provider library, a wheel file name) plus `read_wheel_facts(source)`, which pulls just the members it
-needs out of a `RangeSource` (see provisioner.ziprange). Shared by `provisioner.update` and the maintainer
-script `matrices/derive_release.py`.
+needs out of a `RangeSource` (see provisioner.ziprange). Shared by `provisioner.matrix.refresh` and the maintainer
+script `bin/derive_release.py`.
 """
 
 from __future__ import annotations

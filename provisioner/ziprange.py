@@ -3,8 +3,8 @@
 A wheel is a zip: its end-of-central-directory record sits in the last bytes, the central directory just
 before it names every member with its offset. Three or four small range requests therefore give any small
 member (METADATA, build_and_package_info.py), and a streamed prefix gives the start of a large one (the ELF
-header and dynamic string table of a shared library). Used by `provisioner.update` and by the maintainer
-script `matrices/derive_release.py`. `requests` is imported lazily.
+header and dynamic string table of a shared library). Used by `provisioner.matrix.refresh` and by the maintainer
+script `bin/derive_release.py`. `requests` is imported lazily.
 """
 
 from __future__ import annotations

@@ -209,7 +209,7 @@ def for_target(plan: Plan, target_python: str | None) -> Plan:
 
 def fresh_plan(options: PlanningOptions) -> Plan:
     """Plan with the shipped (or refreshed) matrix, its notices on stderr."""
-    from provisioner.matrix import load_matrix
+    from provisioner.matrix.load import load_matrix
     from provisioner.planning import plan_for
 
     matrix = load_matrix()

@@ -126,7 +126,7 @@ def doctor(
 def _plan(facts: Any) -> tuple[Any, str | None]:
     """make_plan for this host: a Plan, a NoCompatiblePlan, or (None, why it was skipped)."""
     try:
-        from provisioner.matrix import load_matrix
+        from provisioner.matrix.load import load_matrix
         from provisioner.plan import Request
         from provisioner.planner import make_plan
     except ImportError as exc:  # the planner is optional for doctor

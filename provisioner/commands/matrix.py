@@ -48,7 +48,7 @@ def check(
     Examples: `ortprov matrix check`, `ortprov matrix check --dir matrices/`.
     """
     from provisioner.errors import DataError
-    from provisioner.matrix import load_matrix
+    from provisioner.matrix.load import load_matrix
 
     if directory is not None and not Path(directory).is_dir():
         from provisioner.errors import BadInput
@@ -85,7 +85,7 @@ def check(
 
 
 def _summary(matrix: Any) -> dict[str, Any]:
-    from provisioner.matrix import ort_versions
+    from provisioner.matrix.query import ort_versions
 
     versions = ort_versions(matrix)
     return {
@@ -121,12 +121,12 @@ def _validate_filters(ort: str | None, cuda: str | None) -> None:
 
     if cuda is not None and not re.fullmatch(r"\d+(\.\d+)?", cuda):
         raise BadInput(f"--cuda {cuda!r} is not a CUDA major or minor", hint="use e.g. --cuda 12 or --cuda 12.4")
-    if ort is not None and not re.fullmatch(r"\d+(\.\d+)*", ort.strip()):
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    if ort is not None:
+        from provisioner.versions import ort_matcher
 
         try:
-            SpecifierSet(ort)
-        except InvalidSpecifier:
+            ort_matcher(ort)
+        except ValueError:
             raise BadInput(
                 f"--ort {ort!r} is not a version or version specifier",
                 hint="use e.g. --ort 1.20, --ort 1.20.1 or --ort '>=1.20,<1.23'",
@@ -143,7 +143,8 @@ def show(
 
     Examples: `ortprov matrix show --cuda 13`, `ortprov matrix show --ort '>=1.20,<1.23' --json`.
     """
-    from provisioner.matrix import builds_for, load_matrix
+    from provisioner.matrix.load import load_matrix
+    from provisioner.matrix.query import builds_for
 
     _validate_filters(ort, cuda)
     matrix = load_matrix()
@@ -235,7 +236,7 @@ def update(
     `ortprov matrix update --index-url https://mirror.example/simple/ --timeout 5`.
     """
     from provisioner.errors import BadInput
-    from provisioner.update import update_matrix
+    from provisioner.matrix.refresh import update_matrix
 
     if not re.match(r"^https?://", index_url):
         raise BadInput(

@@ -86,7 +86,7 @@ def run_plan(
         if fmt == "dockerfile" and base == "cuda":
             # the nvidia/cuda image supplies CUDA and cuDNN: the plan installs no NVIDIA wheels
             options = dataclasses.replace(options, cuda_libraries="system")
-        from provisioner.matrix import load_matrix
+        from provisioner.matrix.load import load_matrix
 
         matrix = load_matrix()
         for notice in matrix.notices:

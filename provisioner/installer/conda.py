@@ -73,7 +73,7 @@ def parse_environment_yml(text: str) -> CondaRecipe:
 
 def conda_recipe(plan: Plan) -> CondaRecipe:
     """The plan's conda recipe, as `ortprov plan --format conda` renders it."""
-    from provisioner.matrix import load_matrix
+    from provisioner.matrix.load import load_matrix
     from provisioner.recipes import render
 
     return parse_environment_yml(render(plan, "conda", matrix=load_matrix()))

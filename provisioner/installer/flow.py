@@ -139,7 +139,8 @@ def _hook_files(plan: Plan) -> dict[str, bytes] | None:
     if not any(step.kind == LOADER_HOOK for step in plan.steps):
         return None
     from provisioner.installer.loader_hook import hook_files
-    from provisioner.matrix import load_matrix, sonames_by_cuda_major
+    from provisioner.matrix.load import load_matrix
+    from provisioner.matrix.query import sonames_by_cuda_major
 
     return hook_files(sonames_by_cuda_major(load_matrix()))
 
@@ -204,7 +205,8 @@ class Verifier:
         plan = self.plan
         if plan is None or not plan.pins or any(step.kind == LOADER_HOOK for step in plan.steps):
             return False, None
-        from provisioner.matrix import builds_for, load_matrix
+        from provisioner.matrix.load import load_matrix
+        from provisioner.matrix.query import builds_for
 
         builds = builds_for(load_matrix(), plan.ort_version, plan.cuda_version)
         if not builds or builds[0].preload_dlls:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from provisioner.matrix import load_matrix
+from provisioner.matrix.load import load_matrix
 from tests.support.envs import clean_env, run_ortprov, venv_python
 from tests.support.gpu_stubs import DRIVER_LIBRARY, PLAIN_SESSION, era_wheels
 from tests.support.index_server import IndexServer

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from provisioner.matrix import builds_for, clear_memo, load_matrix, shipped_dir
-from provisioner.update import update_matrix
+from provisioner.matrix.load import clear_memo, load_matrix, shipped_dir
+from provisioner.matrix.query import builds_for
+from provisioner.matrix.refresh import update_matrix
 from tests.integration.range_index import RangeIndex
 from tests.support.wheels import WheelSpec, build_wheel
 

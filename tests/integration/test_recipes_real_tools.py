@@ -31,7 +31,7 @@ from provisioner.hashes import (
     resolve_argv,
     target_of,
 )
-from provisioner.matrix import load_matrix
+from provisioner.matrix.load import load_matrix
 from provisioner.plan import Plan, Request, Step
 from provisioner.planner import make_plan
 from provisioner.recipes import render

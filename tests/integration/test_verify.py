@@ -15,7 +15,8 @@ import pytest
 
 from provisioner.errors import BadInput
 from provisioner.installer import loader_hook
-from provisioner.matrix import load_matrix, sonames_by_cuda_major
+from provisioner.matrix.load import load_matrix
+from provisioner.matrix.query import sonames_by_cuda_major
 from provisioner.verify import VerifyReport, run_verify
 from provisioner.verify.child import classify_source, library_family, read_elf_dynamic
 from tests.support.elf import build_so

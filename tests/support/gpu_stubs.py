@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from provisioner.matrix import Matrix, builds_for, cuda_major, sonames_by_cuda_major
+from provisioner.matrix.model import Matrix
+from provisioner.matrix.query import builds_for, cuda_major, sonames_by_cuda_major
 from tests.support.elf import build_so
 from tests.support.wheels import WheelSpec
 

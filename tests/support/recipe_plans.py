@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from provisioner.facts import DriverInfo, HostFacts, PlatformInfo, PythonInfo
-from provisioner.matrix import CudaMajor, DockerImage, Matrix, OrtBuild, WheelPlatform
+from provisioner.matrix.model import CudaMajor, DockerImage, Matrix, OrtBuild, WheelPlatform
 from provisioner.plan import LibraryPin, Plan, Rejection, Step
 
 

@@ -20,7 +20,7 @@ from provisioner.facts import (
     PythonInfo,
     TorchInfo,
 )
-from provisioner.matrix import (
+from provisioner.matrix.model import (
     CudaMajor,
     CudaRelease,
     LibraryWheel,

@@ -12,7 +12,8 @@ import pytest
 
 from provisioner.facts import HostFacts
 from provisioner.installer import loader_hook
-from provisioner.matrix import load_matrix, sonames_by_cuda_major
+from provisioner.matrix.load import load_matrix
+from provisioner.matrix.query import sonames_by_cuda_major
 from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, Request
 from provisioner.planner import make_plan
 from provisioner.planning import PlanningOptions, resolve_hosts

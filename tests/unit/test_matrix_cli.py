@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from provisioner.matrix import shipped_dir
+from provisioner.matrix.load import shipped_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYS = {

@@ -7,19 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from provisioner.matrix import (
+from provisioner.matrix.load import clear_memo, load_matrix, shipped_dir
+from provisioner.matrix.query import (
     builds_for,
-    clear_memo,
     cuda_major,
     cuda_release,
     cuda_releases_for_major,
-    load_matrix,
-    ort_spec_matches,
-    shipped_dir,
     tensorrt_release,
     wheels_for,
     wheels_for_library,
 )
+from provisioner.versions import ort_matcher
 
 FILES = ("onnxruntime-gpu.yaml", "cuda.yaml", "nvidia-wheels.yaml", "tensorrt.yaml")
 
@@ -90,8 +88,8 @@ def test_builds_for_filters_by_spec_and_cuda() -> None:
 
 
 def test_ort_spec_matches() -> None:
-    assert ort_spec_matches("1.20", "1.20.2") and not ort_spec_matches("1.2", "1.20.0")
-    assert ort_spec_matches("~=1.22.0", "1.22.0") and not ort_spec_matches("==1.22.1", "1.22.0")
+    assert ort_matcher("1.20")("1.20.2") and not ort_matcher("1.2")("1.20.0")
+    assert ort_matcher("~=1.22.0")("1.22.0") and not ort_matcher("==1.22.1")("1.22.0")
 
 
 def test_cuda_queries() -> None:
@@ -168,11 +166,12 @@ def test_shipped_compiled_copy_matches_the_yaml() -> None:
     """matrices/compiled.json must be regenerated whenever the YAML changes (compile_directory)."""
     import json
 
-    from provisioner.matrix import _FILE_NAMES, SHIPPED_COMPILED, _digest
+    from provisioner.matrix.load import SHIPPED_COMPILED, digest_of
+    from provisioner.matrix.model import FILE_NAMES
 
-    texts = {name: (shipped_dir() / name).read_text(encoding="utf-8") for name in _FILE_NAMES}
+    texts = {name: (shipped_dir() / name).read_text(encoding="utf-8") for name in FILE_NAMES}
     compiled = json.loads((shipped_dir() / SHIPPED_COMPILED).read_text())
-    assert compiled["digest"] == _digest(texts), "run compile_directory('matrices') after editing the YAML"
+    assert compiled["digest"] == digest_of(texts), "run compile_directory('matrices') after editing the YAML"
 
 
 def test_first_load_uses_the_shipped_compiled_copy(cache_dir: Path) -> None:

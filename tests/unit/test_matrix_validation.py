@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from provisioner.errors import DataError
-from provisioner.matrix import clear_memo, load_matrix, shipped_dir
+from provisioner.matrix.load import clear_memo, load_matrix, shipped_dir
 
 
 @pytest.fixture(autouse=True)
@@ -234,7 +234,7 @@ def test_shipped_wheels_record_their_platforms() -> None:
 def test_derive_wheels_reads_platforms_from_wheel_file_names() -> None:
     import importlib.util
 
-    script = Path(__file__).resolve().parents[2] / "matrices" / "derive_wheels.py"  # maintainer script
+    script = Path(__file__).resolve().parents[2] / "bin" / "derive_wheels.py"  # maintainer script
     spec = importlib.util.spec_from_file_location("derive_wheels", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -12,14 +12,14 @@ from pathlib import Path
 import onnxruntime
 import pytest
 
-from provisioner.derive import (
+from provisioner.matrix.derive import (
     IndexFile,
     build_from_facts,
     parse_simple_html,
     parse_simple_json,
     wheels_by_version,
 )
-from provisioner.matrix import load_matrix
+from provisioner.matrix.load import load_matrix
 from provisioner.wheelfacts import (
     WheelFacts,
     elf_needed_sonames,

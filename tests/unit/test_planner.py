@@ -11,7 +11,7 @@ import pytest
 
 from provisioner.errors import BadInput, NoCompatiblePlan
 from provisioner.facts import Gpu, HostFacts, LibraryHit, MissingFiles, OrtDist, load_host_file
-from provisioner.matrix import Matrix, OrtBuild
+from provisioner.matrix.model import Matrix, OrtBuild
 from provisioner.plan import Plan, Request
 from provisioner.planner import driver_cuda_version, make_plan, retarget
 from provisioner.recipes import render

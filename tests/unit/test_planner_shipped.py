@@ -9,7 +9,8 @@ import pytest
 
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import NvidiaWheel, OrtDist, TorchInfo, load_host_file
-from provisioner.matrix import Matrix, load_matrix
+from provisioner.matrix.load import load_matrix
+from provisioner.matrix.model import Matrix
 from provisioner.plan import Request
 from provisioner.planner import make_plan
 from provisioner.versions import vtuple

@@ -8,8 +8,10 @@ Each row's `platforms` (and `glibc_min`) come from the file names of that versio
 (manylinux*_x86_64, manylinux*_aarch64, win_amd64); a version with no wheel for a known platform (only a
 source stub, or only win_arm64) is not listed: nothing could install it.
 
-    .venv/bin/python matrices/derive_wheels.py            # print the YAML
-    .venv/bin/python matrices/derive_wheels.py --write    # write matrices/nvidia-wheels.yaml
+    .venv/bin/python bin/derive_wheels.py            # print the YAML
+    .venv/bin/python bin/derive_wheels.py --write    # write matrices/nvidia-wheels.yaml
+
+A maintainer script: not shipped in the wheel.
 """
 
 from __future__ import annotations
@@ -20,13 +22,15 @@ import re
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "matrices"
+sys.path.insert(0, str(ROOT))
 
 from urllib.parse import urljoin  # noqa: E402
 
-from provisioner.matrix import CudaMajor, CudaRelease  # noqa: E402
-from provisioner.matrix_check import Problem, convert_entries  # noqa: E402
+from provisioner.matrix.check import Problem, convert_entries  # noqa: E402
+from provisioner.matrix.model import CudaMajor, CudaRelease  # noqa: E402
+from provisioner.versions import vtuple  # noqa: E402
 from provisioner.ziprange import HttpRangeSource, central_directory, read_member  # noqa: E402
 
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
@@ -80,8 +84,9 @@ def platforms_of(filenames: list[str]) -> tuple[list[str], str | None]:
     return platforms, max(linux_floors, key=_key) if linux_floors else None
 
 
-def _key(version: str) -> list[int]:
-    return [int(x) for x in re.findall(r"\d+", version)]
+def _key(version: str) -> tuple[tuple[int, ...], str]:
+    """Sort key of a version: its numeric release, then the text (9.1.0.70 before 9.1.0.70.post1)."""
+    return vtuple(version), version
 
 
 def _stable(version: str) -> bool:
@@ -95,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write matrices/nvidia-wheels.yaml")
     args = parser.parse_args(argv)
-    cuda = yaml.safe_load((HERE / "cuda.yaml").read_text(encoding="utf-8"))
+    cuda = yaml.safe_load((DATA / "cuda.yaml").read_text(encoding="utf-8"))
     problems: list[Problem] = []
     releases = {r.version for r in convert_entries("cuda.yaml", "releases", CudaRelease, cuda, problems)}
     majors = {m.major: m for m in convert_entries("cuda.yaml", "majors", CudaMajor, cuda, problems)}
@@ -107,9 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     toolkit_url = PYPI_JSON.format(name="cuda-toolkit")
     toolkit = session.get(toolkit_url, timeout=30).json()
     pinned: dict[tuple[str, str], str] = {}  # (package, version) -> CUDA minor
-    for tk_version, files in sorted(
-        toolkit["releases"].items(), key=lambda kv: [int(x) for x in re.findall(r"\d+", kv[0])]
-    ):
+    for tk_version, files in sorted(toolkit["releases"].items(), key=lambda kv: _key(kv[0])):
         wheels = [f for f in files if f["filename"].endswith(".whl")]
         if not wheels or not _stable(tk_version):
             continue
@@ -161,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                 if glibc_min:
                     row["glibc_min"] = glibc_min
                 rows.append(row)
-    rows.sort(key=lambda r: (r["package"], [int(x) for x in re.findall(r"\d+", r["version"])]))
+    rows.sort(key=lambda r: (r["package"], _key(r["version"])))
     document = {
         "schema_version": 1,
         "date": datetime.date.today().isoformat(),
@@ -173,12 +176,12 @@ def main(argv: list[str] | None = None) -> int:
         "# do not edit by hand.\n" + yaml.safe_dump(document, sort_keys=False, width=200)
     )
     if args.write:
-        (HERE / "nvidia-wheels.yaml").write_text(text, encoding="utf-8")
-        print(f"wrote {len(rows)} wheels to {HERE / 'nvidia-wheels.yaml'}")
-        from provisioner.matrix import compile_directory
+        (DATA / "nvidia-wheels.yaml").write_text(text, encoding="utf-8")
+        print(f"wrote {len(rows)} wheels to {DATA / 'nvidia-wheels.yaml'}")
+        from provisioner.matrix.load import compile_directory
 
         try:
-            print(f"wrote {compile_directory(HERE)}")
+            print(f"wrote {compile_directory(DATA)}")
         except Exception as exc:  # the other files may be mid-edit: say so, the YAML is written
             print(f"did not compile the matrix: {exc}", file=sys.stderr)
     else:

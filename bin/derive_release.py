@@ -4,12 +4,12 @@ For each release it lists the wheels through the index's Simple API, reads (by H
 downloading the wheels) build_and_package_info.py, METADATA (the cuda/cudnn extras), onnxruntime/__init__.py
 (preload_dlls) and the sonames the CUDA and TensorRT providers link, and reports every field that
 disagrees with matrices/onnxruntime-gpu.yaml. Builds from ONNX Runtime's own feeds (confirmed: false) are
-left alone: their wheels cannot be read from here.
+left alone: their wheels cannot be read from here. A maintainer script: not shipped in the wheel.
 
-    .venv/bin/python matrices/derive_release.py 1.31.1           # check one release (exit 1 on disagreement)
-    .venv/bin/python matrices/derive_release.py --all            # check every PyPI release in the YAML
-    .venv/bin/python matrices/derive_release.py --all --write    # rewrite the PyPI builds from the wheels
-    .venv/bin/python matrices/derive_release.py 1.32.0 --emit    # print the derived YAML entry
+    .venv/bin/python bin/derive_release.py 1.31.1           # check one release (exit 1 on disagreement)
+    .venv/bin/python bin/derive_release.py --all            # check every PyPI release in the YAML
+    .venv/bin/python bin/derive_release.py --all --write    # rewrite the PyPI builds from the wheels
+    .venv/bin/python bin/derive_release.py 1.32.0 --emit    # print the derived YAML entry
 """
 
 from __future__ import annotations
@@ -17,22 +17,25 @@ from __future__ import annotations
 import argparse
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import fields, replace
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "matrices"
+sys.path.insert(0, str(ROOT))
 
-from provisioner.derive import (  # noqa: E402
+from provisioner.matrix.check import Problem, convert_entries  # noqa: E402
+from provisioner.matrix.derive import (  # noqa: E402
     PYPI_SIMPLE,
     build_from_facts,
+    fallback_build,
     list_project_files,
     read_release,
     wheels_by_version,
 )
-from provisioner.matrix import OrtBuild  # noqa: E402
-from provisioner.matrix_check import Problem, convert_entries  # noqa: E402
+from provisioner.matrix.model import CudaMajor, OrtBuild  # noqa: E402
+from provisioner.matrix.refresh import build_order, plain_record  # noqa: E402
 from provisioner.serde import to_jsonable  # noqa: E402
+from provisioner.versions import vtuple  # noqa: E402
 
 COMPARED = (
     "cuda_version",
@@ -51,7 +54,7 @@ COMPARED = (
 def load_yaml(name: str) -> dict:
     import yaml
 
-    return yaml.safe_load((HERE / name).read_text(encoding="utf-8"))
+    return yaml.safe_load((DATA / name).read_text(encoding="utf-8"))
 
 
 def records(name: str, key: str, cls: type) -> list:
@@ -75,7 +78,6 @@ def disagreements(derived: OrtBuild, recorded: OrtBuild) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     import requests
 
-    from provisioner.matrix import CudaMajor
     from provisioner.ziprange import HttpRangeSource
 
     parser = argparse.ArgumentParser(description="Re-derive onnxruntime-gpu releases from their wheels.")
@@ -97,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     on_index = wheels_by_version(files)
     wanted = list(args.versions)
     if args.all:
-        wanted += [v for v in on_index if v in pypi_builds or _at_least(v, "1.14.0")]
-    wanted = sorted(set(wanted), key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()))
+        oldest = min(map(vtuple, pypi_builds), default=())  # releases older than the YAML's first are not tracked
+        wanted += [v for v in on_index if v in pypi_builds or (_is_release(v) and vtuple(v) >= oldest)]
+    wanted = sorted(set(wanted), key=vtuple)
     if not wanted:
         parser.error("name releases or pass --all")
 
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         if version not in on_index:
             return version, None, [f"{version}: no wheels on {args.index_url}"]
         facts = read_release(version, on_index[version], lambda url: HttpRangeSource(url, session=session))
-        fallback = pypi_builds.get(version) or _neighbour(pypi_builds, version)
+        fallback = pypi_builds.get(version) or fallback_build(builds, version)
         build, notes = build_from_facts(version, on_index[version], facts, majors, fallback=fallback)
         return version, build, notes
 
@@ -139,38 +142,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.emit:
         import yaml
 
-        sys.stdout.write(yaml.safe_dump([_plain(b) for b in derived.values()], sort_keys=False, width=200))
+        sys.stdout.write(yaml.safe_dump([plain_record(b) for b in derived.values()], sort_keys=False, width=200))
     if args.write:
         write_builds(builds, derived)
-        print(f"wrote {len(derived)} derived builds into {HERE / 'onnxruntime-gpu.yaml'}")
-        from provisioner.matrix import compile_directory
+        print(f"wrote {len(derived)} derived builds into {DATA / 'onnxruntime-gpu.yaml'}")
+        from provisioner.matrix.load import compile_directory
 
-        print(f"wrote {compile_directory(HERE)}")
+        print(f"wrote {compile_directory(DATA)}")
         status = 0
     return status
 
 
-def _at_least(version: str, floor: str) -> bool:
-    try:
-        return tuple(int(x) for x in version.split(".")) >= tuple(int(x) for x in floor.split("."))
-    except ValueError:
-        return False
-
-
-def _neighbour(builds: dict[str, OrtBuild], version: str) -> OrtBuild | None:
-    """The newest recorded PyPI build older than `version` (for what old wheels do not say)."""
-    older = [v for v in builds if _at_least(version, v) and v != version]
-    if not older:
-        return None
-    best = max(older, key=lambda v: tuple(int(x) for x in v.split(".")))
-    # never carry over per-release facts other than the CUDA minor / TensorRT / requirements hints
-    return replace(builds[best], ort_version=version, tensorrt_version=None)
-
-
-def _plain(build: OrtBuild) -> dict:
-    data = to_jsonable(build)
-    defaults = {f.name: f.default for f in fields(OrtBuild)}
-    return {k: v for k, v in data.items() if k not in defaults or to_jsonable(defaults[k]) != v or k in ("confirmed",)}
+def _is_release(version: str) -> bool:
+    """1.32.0, not 1.32.0rc1 or 1.32.0.dev1 (pre-releases are not planned for)."""
+    return all(part.isdigit() for part in version.split("."))
 
 
 def write_builds(existing: list[OrtBuild], derived: dict[str, OrtBuild]) -> None:
@@ -180,15 +165,15 @@ def write_builds(existing: list[OrtBuild], derived: dict[str, OrtBuild]) -> None
     data = load_yaml("onnxruntime-gpu.yaml")
     kept = [b for b in existing if b.index_url is not None or b.ort_version not in derived]
     merged = kept + list(derived.values())
-    merged.sort(key=lambda b: (tuple(int(x) for x in b.ort_version.split(".")), b.index_url is None), reverse=True)
-    header = (HERE / "onnxruntime-gpu.yaml").read_text(encoding="utf-8").split("schema_version:")[0]
-    data["builds"] = [_plain(b) for b in merged]
+    merged.sort(key=build_order, reverse=True)
+    header = (DATA / "onnxruntime-gpu.yaml").read_text(encoding="utf-8").split("schema_version:")[0]
+    data["builds"] = [plain_record(b) for b in merged]
     text = header + yaml.safe_dump(
         {"schema_version": data["schema_version"], "date": data["date"], "builds": data["builds"]},
         sort_keys=False,
         width=200,
     )
-    (HERE / "onnxruntime-gpu.yaml").write_text(text, encoding="utf-8")
+    (DATA / "onnxruntime-gpu.yaml").write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Derive `OrtBuild` records from an index: list a project's files (PEP 691 Simple API JSON, HTML as a
 fallback), read each release's facts from its wheels by HTTP range requests, and turn them into records.
 
-Shared by `provisioner.update` (ortprov matrix update) and the maintainer script matrices/derive_release.py.
+Shared by `provisioner.matrix.refresh` (ortprov matrix update) and the maintainer script bin/derive_release.py.
 The pure part (`build_from_facts`) takes wheel names and `WheelFacts`; the rest talks HTTP (requests,
 imported lazily).
 """
@@ -12,12 +12,13 @@ import html
 import json
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urljoin
 
-from provisioner.matrix import CudaMajor, OrtBuild, WheelPlatform
+from provisioner.matrix.model import CudaMajor, OrtBuild, WheelPlatform
+from provisioner.versions import major, vtuple
 from provisioner.wheelfacts import WheelFacts, WheelName, parse_wheel_name
 
 PYPI_SIMPLE = "https://pypi.org/simple/"
@@ -164,7 +165,7 @@ def representative_wheels(
     chosen: dict[str, tuple[WheelName, IndexFile]] = {}
     for name, item in sorted(
         wheels,
-        key=lambda w: (w[0].python.endswith("t"), [-int(x) for x in w[0].python.rstrip("t").split(".")]),
+        key=lambda w: (w[0].python.endswith("t"), [-part for part in vtuple(w[0].python)]),
     ):
         chosen.setdefault(name.platform, (name, item))
     return chosen
@@ -216,7 +217,7 @@ def build_from_facts(
     cudart_major = linked.get("cudart") or trt_linked.get("cudart")
     cuda_version = sorted(cuda_versions)[0] if cuda_versions else None
     if cuda_version is None:
-        if fallback and cudart_major and fallback.cuda_version.split(".")[0] == cudart_major:
+        if fallback and cudart_major and str(fallback.cuda_major) == cudart_major:
             cuda_version = fallback.cuda_version
             notes.append(
                 f"CUDA major {cudart_major} read from the wheel (libcudart.so.{cudart_major}); the minor "
@@ -228,7 +229,7 @@ def build_from_facts(
             ]
         else:
             return None, [f"{version}: the wheels do not say which CUDA version they were built for"]
-    elif cudart_major and cuda_version.split(".")[0] != cudart_major:
+    elif cudart_major and str(major(cuda_version)) != cudart_major:
         notes.append(f"build info says CUDA {cuda_version} but the provider links libcudart.so.{cudart_major}")
     extras = any_facts.extras
     cudnn = (
@@ -242,7 +243,7 @@ def build_from_facts(
     trt_major = linux.tensorrt_major if linux else None
     tensorrt = None
     if trt_major is not None:
-        if fallback and fallback.tensorrt_version and fallback.tensorrt_version.split(".")[0] == str(trt_major):
+        if fallback and fallback.tensorrt_version and major(fallback.tensorrt_version) == int(trt_major):
             tensorrt = fallback.tensorrt_version
         else:
             tensorrt = str(trt_major)
@@ -251,12 +252,12 @@ def build_from_facts(
         if name.platform not in ("linux-x86_64", "linux-aarch64", "windows-amd64"):
             continue
         floor = platforms.get(name.platform)
-        if name.glibc_min and (floor is None or _key(name.glibc_min) < _key(floor)):
+        if name.glibc_min and (floor is None or vtuple(name.glibc_min) < vtuple(floor)):
             platforms[name.platform] = name.glibc_min
         else:
             platforms.setdefault(name.platform, name.glibc_min)
-    pythons = sorted({name.python for name, _ in wheels}, key=lambda p: (_key(p.rstrip("t")), p.endswith("t")))
-    cuda_major_number = int(cuda_version.split(".")[0])
+    pythons = sorted({name.python for name, _ in wheels}, key=lambda p: (vtuple(p), p.endswith("t")))
+    cuda_major_number = major(cuda_version)
     reqs_from = linked or (trt_linked if linux and linux.cuda_provider_libraries is None else {})
     requirements, lazy, broken, extra_notes = _requirements(extras, reqs_from, cuda_major_number, cudnn, majors)
     notes += extra_notes
@@ -309,8 +310,15 @@ def build_from_facts(
     return build, notes
 
 
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", version))
+def fallback_build(builds: Iterable[OrtBuild], version: str) -> OrtBuild | None:
+    """For a release not recorded yet: the newest recorded PyPI build older than it, with its per-release
+    facts (TensorRT minor, compiled archs) cleared; `build_from_facts` takes what old wheels do not say
+    (the CUDA minor, requirements) from it."""
+    older = [b for b in builds if b.index_url is None and vtuple(b.ort_version) < vtuple(version)]
+    if not older:
+        return None
+    best = max(older, key=lambda b: vtuple(b.ort_version))
+    return replace(best, ort_version=version, tensorrt_version=None, cuda_archs=None)
 
 
 def _requirements(
@@ -353,9 +361,9 @@ def _requirements(
     wanted = dict(linked)
     if cudnn and "cudnn" not in wanted:
         wanted["cudnn"] = cudnn
-    for library, major in wanted.items():
+    for library, number in wanted.items():
         if library not in by_library and library in pip_names:
-            by_library[library] = f"{pip_names[library]}~={major}.0"
+            by_library[library] = f"{pip_names[library]}~={number}.0"
     lazy = []
     for library, requirement in by_library.items():
         if library in linked or library not in _LIBRARY_SONAME:

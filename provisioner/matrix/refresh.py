@@ -1,7 +1,8 @@
 """`ortprov matrix update`: add new onnxruntime-gpu releases from a package index to a cached matrix.
 
 The index is read through the Simple API (PEP 691 JSON, so mirrors work too); each new release's facts
-are read from its wheels by HTTP range requests (provisioner.ziprange) without downloading them. The
+are read from its wheels by HTTP range requests (provisioner.ziprange, provisioner.matrix.derive) without
+downloading them. The
 result is validated like the shipped data and written to the user cache dir; it never replaces data with
 more builds, and when the index cannot be reached the shipped (or cached) data stays in use.
 """
@@ -16,19 +17,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from provisioner.derive import (
+from provisioner.matrix.derive import (
     PYPI_SIMPLE,
     IndexError_,
     build_from_facts,
+    fallback_build,
     list_project_files,
     read_release,
     wheels_by_version,
 )
-from provisioner.matrix import Matrix, OrtBuild, clear_memo, load_matrix, parse_files
+from provisioner.matrix.load import clear_memo, load_matrix, parse_files
+from provisioner.matrix.model import Matrix, OrtBuild
 from provisioner.serde import to_jsonable
+from provisioner.versions import vtuple
 
 PROJECT = "onnxruntime-gpu"
-OLDEST = (1, 14, 0)
 _RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
 
 
@@ -45,18 +48,6 @@ class UpdateResult:
     skipped: tuple[str, ...] = ()  # "1.32.0: reason"
     written_to: str | None = None
     notices: tuple[str, ...] = field(default_factory=tuple)
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in version.split("."))
-
-
-def _neighbour(builds: tuple[OrtBuild, ...], version: str) -> OrtBuild | None:
-    older = [b for b in builds if b.index_url is None and _version_key(b.ort_version) < _version_key(version)]
-    if not older:
-        return None
-    best = max(older, key=lambda b: _version_key(b.ort_version))
-    return replace(best, ort_version=version, tensorrt_version=None, cuda_archs=None)
 
 
 def update_matrix(
@@ -90,10 +81,11 @@ def update_matrix(
             notices=(f"could not read the index ({exc}); still using the {_describe(base)}",),
         )
     known = {b.ort_version for b in base.builds if b.index_url is None}
+    oldest = min(map(vtuple, known), default=())  # releases older than the matrix's first are not tracked
     on_index = wheels_by_version(files, PROJECT)
     new = sorted(
-        (v for v in on_index if _RELEASE.match(v) and _version_key(v) >= OLDEST and v not in known),
-        key=_version_key,
+        (v for v in on_index if _RELEASE.match(v) and vtuple(v) >= oldest and v not in known),
+        key=vtuple,
         reverse=True,
     )
     if limit is not None:
@@ -112,7 +104,7 @@ def update_matrix(
             skipped.append(f"{version}: could not read the wheels ({exc})")
             continue
         build, notes = build_from_facts(
-            version, on_index[version], facts, majors, fallback=_neighbour(base.builds, version)
+            version, on_index[version], facts, majors, fallback=fallback_build(base.builds, version)
         )
         if build is None:
             skipped.append(f"{version}: {'; '.join(notes)}")
@@ -162,17 +154,11 @@ def _describe(matrix: Matrix) -> str:
 
 def _problem_with(base: Matrix, build: OrtBuild) -> str | None:
     """Why adding this build would make the matrix invalid (a CUDA version it does not know ...), or None."""
-    from provisioner.matrix_check import check_matrix
+    from provisioner.matrix.check import check_matrix
 
     trial = replace(base, builds=base.builds + (build,))
-    files = {
-        "builds": "onnxruntime-gpu.yaml",
-        "cuda": "cuda.yaml",
-        "wheels": "nvidia-wheels.yaml",
-        "tensorrt": "tensorrt.yaml",
-    }
-    before = {str(p) for p in check_matrix(base, files)}
-    problems = [p for p in check_matrix(trial, files) if str(p) not in before]
+    before = {str(p) for p in check_matrix(base)}
+    problems = [p for p in check_matrix(trial) if str(p) not in before]
     return "; ".join(p.reason for p in problems) or None
 
 
@@ -187,8 +173,8 @@ def _existing_cache(target: Path) -> Matrix | None:
         return None
 
 
-def _plain(record: Any) -> Any:
-    """A record as YAML-ready data, leaving out fields that hold their default."""
+def plain_record(record: Any) -> Any:
+    """A record as YAML-ready data, leaving out fields that hold their default (`confirmed` always shown)."""
     import dataclasses
 
     data = to_jsonable(record)
@@ -198,11 +184,16 @@ def _plain(record: Any) -> Any:
     return data
 
 
+def build_order(build: OrtBuild) -> tuple:
+    """The YAML's order of builds (sorted with reverse=True): newest release first, PyPI before a feed."""
+    return (vtuple(build.ort_version), build.index_url is None)
+
+
 def render_files(base: Matrix, builds: tuple[OrtBuild, ...], date: str) -> dict[str, str]:
     """The four YAML files of a matrix with these builds, all dated `date`."""
     import yaml
 
-    ordered = sorted(builds, key=lambda b: (_version_key(b.ort_version), b.index_url is None), reverse=True)
+    ordered = sorted(builds, key=build_order, reverse=True)
 
     def dump(header: str, body: dict[str, Any]) -> str:
         document = {"schema_version": base.schema_version, "date": date, **body}
@@ -210,16 +201,16 @@ def render_files(base: Matrix, builds: tuple[OrtBuild, ...], date: str) -> dict[
 
     note = f"# Written by `ortprov matrix update` on {date}; schema: docs/matrix.md.\n"
     return {
-        "onnxruntime-gpu.yaml": dump(note, {"builds": [_plain(b) for b in ordered]}),
+        "onnxruntime-gpu.yaml": dump(note, {"builds": [plain_record(b) for b in ordered]}),
         "cuda.yaml": dump(
             note,
             {
-                "releases": [_plain(r) for r in base.cuda_releases],
-                "majors": [_plain(m) for m in base.cuda_majors],
+                "releases": [plain_record(r) for r in base.cuda_releases],
+                "majors": [plain_record(m) for m in base.cuda_majors],
             },
         ),
-        "nvidia-wheels.yaml": dump(note, {"wheels": [_plain(w) for w in base.library_wheels]}),
-        "tensorrt.yaml": dump(note, {"releases": [_plain(t) for t in base.tensorrt]}),
+        "nvidia-wheels.yaml": dump(note, {"wheels": [plain_record(w) for w in base.library_wheels]}),
+        "tensorrt.yaml": dump(note, {"releases": [plain_record(t) for t in base.tensorrt]}),
     }
 
 

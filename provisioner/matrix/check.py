@@ -1,4 +1,5 @@
-"""Validation of the matrix data: pure functions from parsed YAML to dataclasses or a list of problems.
+"""Validation of the matrix data (`ortprov matrix check`, and every load): pure functions from parsed YAML
+to records, or a list of problems.
 
 Every problem names the file, the entry and the reason ("onnxruntime-gpu.yaml: builds[3]
 (onnxruntime-gpu 1.20.0, CUDA 12.2): cuda_version '12.x' is not a version like '12.4'").
@@ -11,26 +12,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from provisioner.matrix import (
-    CudaMajor,
-    CudaRelease,
-    LibraryWheel,
-    Matrix,
-    OrtBuild,
-    TensorRTRelease,
-)
+from provisioner.matrix.model import PART_FILES, LibraryWheel, Matrix
 from provisioner.serde import from_jsonable
+from provisioner.versions import major as major_of
 
 SCHEMA_VERSION = 1
 PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows-amd64")
-
-# file name -> (top-level key, record type) ; cuda.yaml has two lists
-FILES: dict[str, tuple[tuple[str, type], ...]] = {
-    "onnxruntime-gpu.yaml": (("builds", OrtBuild),),
-    "cuda.yaml": (("releases", CudaRelease), ("majors", CudaMajor)),
-    "nvidia-wheels.yaml": (("wheels", LibraryWheel),),
-    "tensorrt.yaml": (("releases", TensorRTRelease),),
-}
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _ORT_VERSION = re.compile(r"^\d+\.\d+\.\d+(\.post\d+)?$")
@@ -103,7 +90,7 @@ def _hint(item: Any) -> str:
     return ""
 
 
-def check_matrix(matrix: Matrix, files: dict[str, str]) -> list[Problem]:
+def check_matrix(matrix: Matrix, files: dict[str, str] = PART_FILES) -> list[Problem]:
     """Consistency of the whole: every rule that needs more than one entry or file.
 
     `files` maps a logical part (builds, cuda, wheels, tensorrt) to the file name used in messages.
@@ -153,8 +140,8 @@ def _check_cuda(matrix: Matrix, file: str) -> list[Problem]:
         for cc in rel.compute_capabilities:
             if not _CUDA_MINOR.match(cc):
                 problems.append(Problem(file, entry, f"compute capability {cc!r} is not like '8.6'"))
-        if int(rel.version.split(".")[0]) not in majors:
-            problems.append(Problem(file, entry, f"CUDA major {rel.version.split('.')[0]} has no entry under majors"))
+        if major_of(rel.version) not in majors:
+            problems.append(Problem(file, entry, f"CUDA major {major_of(rel.version)} has no entry under majors"))
     for i, major in enumerate(matrix.cuda_majors):
         entry = f"majors[{i}] ({major.major})"
         problems += _sources(file, entry, major.sources)
@@ -252,7 +239,7 @@ def _check_wheels(matrix: Matrix, file: str) -> list[Problem]:
             if wheel.library != "cudnn":
                 problems.append(Problem(file, entry, "only cuDNN rows may map to a CUDA major; give the CUDA minor"))
         elif wheel.cuda_version in releases:
-            major_number = int(wheel.cuda_version.split(".")[0])
+            major_number = major_of(wheel.cuda_version)
         else:
             problems.append(
                 Problem(file, entry, f"cuda_version {wheel.cuda_version!r} has no CUDA release in cuda.yaml")

@@ -1,0 +1,154 @@
+"""The compatibility matrix's records: onnxruntime-gpu builds, CUDA releases, NVIDIA library wheels, TensorRT.
+
+Frozen dataclasses and nothing else: no I/O, no YAML, no network. `provisioner.matrix.load` builds a `Matrix`
+from matrices/*.yaml (validated by `provisioner.matrix.check`); `provisioner.matrix.query` answers questions
+about one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from provisioner.versions import at_least, major
+
+
+@dataclass(frozen=True)
+class WheelPlatform:
+    """A platform an onnxruntime-gpu build has wheels for."""
+
+    platform: str  # linux-x86_64 | linux-aarch64 | windows-amd64
+    glibc_min: str | None = None  # manylinux floor, "2.28"
+
+
+@dataclass(frozen=True)
+class OrtBuild:
+    """One onnxruntime-gpu release built for one CUDA version, on one package index."""
+
+    ort_version: str
+    cuda_version: str  # the CUDA version it was built with, "12.2"
+    cudnn_version: str | None  # cuDNN major it needs, "9"
+    python: tuple[str, ...]  # "3.10", "3.13t" (free-threaded)
+    platforms: tuple[WheelPlatform, ...]
+    sources: tuple[str, ...]
+    package: str = "onnxruntime-gpu"
+    index_url: str | None = None  # None: PyPI; else the feed's simple index URL
+    tensorrt_version: str | None = None  # TensorRT its provider was built against, "10.9"
+    extras: tuple[str, ...] = ()  # "cuda", "cudnn" where the release declares them
+    requirements: tuple[str, ...] = ()  # pip requirements that supply its CUDA libraries
+    libraries_linked: tuple[str, ...] = ()  # sonames the CUDA provider links, "libcublasLt.so.12"
+    libraries_lazy: tuple[str, ...] = ()  # opened when an operator needs them, "libcudnn.so.9"
+    preload_dlls: bool = False  # onnxruntime.preload_dlls() exists
+    # compute capabilities compiled in ("7.5", "8.0", ...), None: unknown
+    cuda_archs: tuple[str, ...] | None = None
+    confirmed: bool = False  # facts read from the wheel itself (False: from documentation only)
+    notes: str | None = None
+
+    @property
+    def cuda_major(self) -> int:
+        """12 for "12.2"."""
+        return major(self.cuda_version)
+
+    @property
+    def label(self) -> str:
+        """ "onnxruntime-gpu 1.31.1 (CUDA 13.0)"."""
+        return f"{self.package} {self.ort_version} (CUDA {self.cuda_version})"
+
+
+@dataclass(frozen=True)
+class CudaRelease:
+    """One CUDA toolkit minor release."""
+
+    version: str  # "12.4"
+    min_driver_linux: str  # toolkit driver requirement, "550.54.14"
+    sources: tuple[str, ...]
+    min_driver_windows: str | None = None
+    compute_capabilities: tuple[str, ...] = ()  # supported, "5.0" ... "9.0"
+
+
+@dataclass(frozen=True)
+class DockerImage:
+    """An nvidia/cuda image that carries cuDNN."""
+
+    tag: str  # nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04
+    cuda_version: str
+    cudnn_version: str | None
+    sources: tuple[str, ...] = ()
+    size_mb: int | None = None
+
+
+@dataclass(frozen=True)
+class CudaMajor:
+    """What is common to a CUDA major version: compatibility floors and package names."""
+
+    major: int
+    sources: tuple[str, ...]
+    minor_compat_driver_linux: str | None = None  # minor-version-compatibility floor
+    minor_compat_driver_windows: str | None = None
+    pip_packages: dict[str, str] | None = None  # library -> pip name: {"cudnn": "nvidia-cudnn-cu12", ...}
+    conda_packages: tuple[str, ...] = ()  # cudatoolkit + cudnn (11), cuda-version, cuda-cudart ... (12+)
+    docker_images: tuple[DockerImage, ...] = ()
+    cudnn_majors: tuple[str, ...] = ()  # cuDNN majors published for this CUDA major ("8", "9")
+
+
+@dataclass(frozen=True)
+class LibraryWheel:
+    """One published version of an NVIDIA library wheel, for exact pins."""
+
+    package: str  # nvidia-cudnn-cu12
+    version: str  # 9.1.0.70
+    library: str  # cudnn
+    cuda_version: str  # the CUDA release it belongs to ("12.4"), or the major for cuDNN ("12")
+    sources: tuple[str, ...] = ()
+    # platforms with a wheel of this version (linux-x86_64 ...); empty: unknown, taken as any platform
+    platforms: tuple[str, ...] = ()
+    glibc_min: str | None = None  # the highest manylinux floor among its Linux wheels, "2.27"
+
+    def available_on(self, tag: str, glibc: str | None = None) -> bool:
+        """Whether this version has a wheel for platform `tag` (and, when known, the host's glibc)."""
+        if self.platforms and tag not in self.platforms:
+            return False
+        if glibc and self.glibc_min and tag.startswith("linux-"):
+            return at_least(glibc, self.glibc_min)
+        return True
+
+
+@dataclass(frozen=True)
+class TensorRTRelease:
+    """A TensorRT release and the pip packages that supply it."""
+
+    version: str  # "10.9"
+    cuda_major: int
+    packages: tuple[str, ...]  # requirement strings, "tensorrt-cu12-libs==10.9.0.34"
+    sources: tuple[str, ...] = ()
+    notes: str | None = None  # e.g. why `packages` is empty
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """All the knowledge, loaded and validated."""
+
+    schema_version: int
+    date: str
+    builds: tuple[OrtBuild, ...]
+    cuda_releases: tuple[CudaRelease, ...] = ()
+    cuda_majors: tuple[CudaMajor, ...] = ()
+    library_wheels: tuple[LibraryWheel, ...] = ()
+    tensorrt: tuple[TensorRTRelease, ...] = ()
+    origin: str = "shipped"  # shipped | a cache path
+    notices: tuple[str, ...] = ()  # why a cached copy was not used, for the CLI to show
+
+
+# The data's layout: file name -> (top-level key, record type); cuda.yaml has two lists.
+FILES: dict[str, tuple[tuple[str, type], ...]] = {
+    "onnxruntime-gpu.yaml": (("builds", OrtBuild),),
+    "cuda.yaml": (("releases", CudaRelease), ("majors", CudaMajor)),
+    "nvidia-wheels.yaml": (("wheels", LibraryWheel),),
+    "tensorrt.yaml": (("releases", TensorRTRelease),),
+}
+FILE_NAMES = tuple(FILES)
+PART_FILES = {  # a Matrix part -> its file, for messages
+    "builds": "onnxruntime-gpu.yaml",
+    "cuda": "cuda.yaml",
+    "wheels": "nvidia-wheels.yaml",
+    "tensorrt": "tensorrt.yaml",
+}
