@@ -25,6 +25,7 @@ from provisioner.installer.runner import (
 from provisioner.installer.steps import Command, canonical, commands_for, dry_run_argv, parse_dry_run, requirement_name
 from provisioner.installer.target import Distributions, Target, distributions
 from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, Plan, step_summary
+from provisioner.versions import at_least
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def predict(commands: list[Command], installed: Distributions, settings: ApplySe
     pip before 25.3 downloads every wheel in a dry run (pypa/pip#12603): its prediction is only asked for
     under `--dry-run`; the real run then says what changed afterwards.
     """
-    if settings.tool == "pip" and not settings.dry_run and _version(installed.get("pip", "0")) < (25, 3):
+    if settings.tool == "pip" and not settings.dry_run and not at_least(installed.get("pip", "0"), "25.3"):
         return None
     after = dict(installed)
     removed: Distributions = {}
@@ -150,14 +151,6 @@ def predict(commands: list[Command], installed: Distributions, settings: ApplySe
                 after[name] = removed[name]
                 reinstalled.append(Change(name, removed[name], removed[name]))
     return tuple(sorted((*diff(installed, after), *reinstalled), key=lambda change: change.name))
-
-
-def _version(text: str) -> tuple[int, ...]:
-    parts = []
-    for part in text.split(".")[:3]:
-        digits = "".join(ch for ch in part if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
 
 
 def recover_interrupted(target: Target) -> str | None:

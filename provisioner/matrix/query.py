@@ -162,13 +162,15 @@ def recorded_wheels(matrix: Matrix, package: str, spec: str, cuda_major_number: 
 
 
 def tensorrt_release(matrix: Matrix, version: str, cuda_major_number: int) -> TensorRTRelease | None:
-    """The TensorRT release a build's provider needs: `version` ("10.9", or only the major "10" where the
-    wheel says no more: then the newest 10.x) for its CUDA major."""
-    wanted = vtuple(version)
-    matches = [
-        t for t in matrix.tensorrt if t.cuda_major == cuda_major_number and vtuple(t.version)[: len(wanted)] == wanted
-    ]
-    return max(matches, key=lambda t: vtuple(t.version)) if matches else None
+    """The TensorRT release a build's provider needs, for its CUDA major: the record of exactly `version`
+    ("10.9"; "10" where the wheels say only the major, recorded with a range of packages), else the newest
+    release of that series."""
+    releases = [t for t in matrix.tensorrt if t.cuda_major == cuda_major_number]
+    exact = next((t for t in releases if t.version == version), None)
+    if exact is not None:
+        return exact
+    series = [t for t in releases if in_series(t.version, version)]
+    return max(series, key=lambda t: vtuple(t.version)) if series else None
 
 
 def build_tensorrt(matrix: Matrix, build: OrtBuild) -> TensorRTRelease | None:

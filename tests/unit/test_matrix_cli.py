@@ -111,3 +111,27 @@ def test_show_nothing_matches(cache: Path) -> None:
     result = ortprov("matrix", "show", "--ort", "0.1", cache=cache)
     assert result.returncode == 1 and "no build matches --ort 0.1" in result.stdout
     assert json.loads(ortprov("matrix", "show", "--ort", "0.1", "--json", cache=cache).stdout) == []
+
+
+PLAN_HOST = ("--driver", "580", "--gpu-cc", "9.0", "--python", "3.12", "--platform", "linux-x86_64")
+
+
+@pytest.mark.parametrize("spec", ["1", "1.20", "1.20.2", ">=1.27,<1.29", "~=1.22.0"])
+def test_plan_and_matrix_show_accept_the_same_ort_specs(spec: str, cache: Path) -> None:
+    """One `--ort` matcher (versions.ort_matcher): a bare major means its series, as a bare minor does
+    (`matrix show --ort 1` listed builds while `plan --ort 1` exited 2)."""
+    shown = ortprov("matrix", "show", "--ort", spec, "--json", cache=cache)
+    planned = ortprov("plan", "--ort", spec, *PLAN_HOST, "--json", cache=cache)
+    assert shown.returncode == 0, shown.stderr
+    assert planned.returncode == 0, planned.stderr
+    versions = [row["ort_version"] for row in json.loads(shown.stdout)]
+    assert versions and json.loads(planned.stdout)["ort_version"] in versions
+
+
+@pytest.mark.parametrize("spec", ["1.x", "~=1", ">=", "1.20; rm -rf /"])
+def test_plan_and_matrix_show_refuse_the_same_ort_specs(spec: str, cache: Path) -> None:
+    shown = ortprov("matrix", "show", "--ort", spec, cache=cache)
+    planned = ortprov("plan", "--ort", spec, *PLAN_HOST, cache=cache)
+    for result in (shown, planned):
+        assert result.returncode == 2, result.stderr
+        assert f"--ort {spec!r} is not a version" in result.stderr and "Traceback" not in result.stderr

@@ -7,7 +7,7 @@ import itertools
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from provisioner.versions import at_least, ort_matcher, vtuple
+from provisioner.versions import at_least, driver_at_least, in_series, major, ort_matcher, vtuple
 
 SPECS = [
     "~=13.0",
@@ -79,3 +79,15 @@ def test_dotted_number_comparison() -> None:
     assert at_least("535.104", "525.60.13") and not at_least("470.82.01", "525.60.13")
     assert at_least("580", "580.0.0") and not at_least("580", "580.65.06")
     assert vtuple("535.104.05") == (535, 104, 5)
+
+
+def test_a_bare_major_names_its_series() -> None:
+    assert ort_matcher("1")("1.20.1") and ort_matcher("1")("1.31.0") and not ort_matcher("1")("2.0.0")
+    assert ort_matcher("1.2")("1.2.0") and not ort_matcher("1.2")("1.20.0")
+
+
+def test_series_and_driver_branches() -> None:
+    assert in_series("12.4.1", 12) and in_series("12.4.1", "12.4") and not in_series("12.4", "12.8")
+    assert driver_at_least("580", "580.65.06") and not at_least("580", "580.65.06")  # `--driver 580`: the branch
+    assert not driver_at_least("575", "580.0") and driver_at_least("580.82.07", "580.65.06")
+    assert major("13.0") == 13 and major(12) == 12 and vtuple("3.13t") == (3, 13)
