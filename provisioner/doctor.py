@@ -1,8 +1,9 @@
 """Doctor: findings from the host facts, a verify report, pasted log text and the plan outcome. Pure.
 
-`diagnose(facts, report, log, plan)` -> list[Finding], most important first; `analyze_log(text)` explains a
-pasted log alone. Evidence that a GPU session really worked (a passing verify report) outranks inference
-from the facts: library guesses are not reported when verify proved the session.
+`diagnose(facts, report, log, plan, matrix=...)` -> list[Finding], most important first; `analyze_log(text)`
+explains a pasted log alone. Evidence that a GPU session really worked (a passing verify report) outranks
+inference from the facts: library guesses are not reported when verify proved the session. Which libraries a
+build needs, and at which majors, comes from the matrix: the code knows no version numbers.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
 from provisioner.findings import Finding, merge_findings
 from provisioner.logpatterns import Fixes, analyze_log
+from provisioner.matrix.model import Matrix
+from provisioner.matrix.query import common_libraries
 from provisioner.plan import LOADER_HOOK, Plan, step_argv
 from provisioner.verify.report import Failure, VerifyReport
+from provisioner.versions import major
 
 __all__ = ["Finding", "analyze_log", "diagnose", "is_healthy"]
 
@@ -23,7 +27,8 @@ LOADER_SOURCES = frozenset(
     {"ld_library_path", "ldconfig", "cuda_toolkit", "path", "cuda_path", "system", "wsl", "conda"}
 )  # conda: the env's python carries RPATH $ORIGIN/../lib, which every dlopen in the process uses
 HIDDEN_VALUES = frozenset({"", "-1", "none", "void", "nodevfiles"})
-CUDA_LIBRARIES = ("cudart", "cublas", "cufft", "curand")  # linked or opened by every CUDA provider build
+# distributions that create their own CUDA context (pycuda; TensorRT's Python package, any CUDA major)
+_CONTEXT_MAKERS = re.compile(r"^(pycuda|tensorrt(-cu\d+)?)$")
 
 
 def is_healthy(findings: list[Finding]) -> bool:
@@ -36,18 +41,20 @@ def diagnose(
     report: VerifyReport | None = None,
     log: str | None = None,
     plan: Plan | NoCompatiblePlan | None = None,
+    matrix: Matrix | None = None,
 ) -> list[Finding]:
-    """All findings, merged per code and sorted, most important first."""
+    """All findings, merged per code and sorted, most important first. `matrix`: which CUDA libraries a
+    build needs and the CUDA error numbers in logs (without it, only cuDNN is checked in the facts)."""
     python = facts.python.executable if facts and facts.python else (report.python if report else "python")
     windows = bool(facts and facts.platform.os == "windows") or bool(report and report.python.lower().endswith(".exe"))
     fixes = Fixes(python=python, windows=windows)
     found: list[Finding] = []
     if facts is not None:
-        found += _from_facts(facts, report, fixes)
+        found += _from_facts(facts, report, fixes, matrix)
     if report is not None:
-        found += _from_report(report, facts, fixes)
+        found += _from_report(report, facts, fixes, matrix)
     if log:
-        found += analyze_log(log, python=python)
+        found += analyze_log(log, python=python, matrix=matrix)
     if isinstance(plan, NoCompatiblePlan):
         found += _from_no_plan(plan, fixes)
     findings = merge_findings(found)
@@ -59,7 +66,7 @@ def diagnose(
 # --- host facts ------------------------------------------------------------------------------------------
 
 
-def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes) -> list[Finding]:
+def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, matrix: Matrix | None) -> list[Finding]:
     found: list[Finding] = []
     env = facts.environment
     if facts.platform.tag not in PLATFORM_TAGS:
@@ -161,7 +168,7 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes) -> 
         found += _driver_vs_build(gpu, driver.cuda_version, driver.version, fixes)
     proven = report is not None and report.ok and report.mode == "session"
     if gpu is not None and not proven:
-        found += _library_findings(facts, gpu, fixes)
+        found += _library_findings(facts, gpu, fixes, _needed_libraries(gpu, matrix))
     return found
 
 
@@ -213,8 +220,8 @@ def _hidden_by_env(facts: HostFacts) -> tuple[str, ...]:
 
 def _major(version: str | None) -> int | None:
     try:
-        return int(str(version).split(".")[0])
-    except (TypeError, ValueError):
+        return major(str(version))
+    except ValueError:
         return None
 
 
@@ -236,14 +243,21 @@ def _driver_vs_build(gpu: OrtDist, driver_cuda: str, driver_version: str | None,
     ]
 
 
-def _library_findings(facts: HostFacts, gpu: OrtDist, fixes: Fixes) -> list[Finding]:
+def _needed_libraries(gpu: OrtDist, matrix: Matrix | None) -> dict[str, bool]:
+    """The CUDA libraries (cuDNN aside) every onnxruntime-gpu build needs, each with whether its soname major
+    is the CUDA major (cudart, cublas) rather than its own (cufft, curand): from the matrix."""
+    needed = common_libraries(matrix) if matrix is not None else {}
+    return {library: same for library, same in needed.items() if library != "cudnn"}
+
+
+def _library_findings(facts: HostFacts, gpu: OrtDist, fixes: Fixes, needed: dict[str, bool]) -> list[Finding]:
     """cuDNN / CUDA libraries the installed build needs: missing, wrong major, or present but not findable."""
     found: list[Finding] = []
     build_major = _major(gpu.cuda_version)  # None when the build does not record it: presence is still checked
-    wanted = {"cudart": str(build_major), "cublas": str(build_major)} if build_major is not None else {}
+    wanted = {lib: str(build_major) for lib, same in needed.items() if same} if build_major is not None else {}
     if gpu.cudnn_version:
         wanted["cudnn"] = str(_major(gpu.cudnn_version))
-    for library in ("cudnn", *CUDA_LIBRARIES):
+    for library in ("cudnn", *needed):
         hits = [h for h in facts.libraries if h.library == library]
         major = wanted.get(library)
         matching = [h for h in hits if major is None or h.major is None or h.major == major]
@@ -297,11 +311,11 @@ def _hit_line(hit: LibraryHit) -> str:
 # --- verify report ---------------------------------------------------------------------------------------
 
 
-def _from_report(report: VerifyReport, facts: HostFacts | None, fixes: Fixes) -> list[Finding]:
+def _from_report(report: VerifyReport, facts: HostFacts | None, fixes: Fixes, matrix: Matrix | None) -> list[Finding]:
     found: list[Finding] = []
     kinds = set(report.failure_kinds)
     texts = (report.stderr, *report.ort_messages, *(f.message for f in report.failures))
-    explained = analyze_log("\n".join(texts), python=fixes.python)
+    explained = analyze_log("\n".join(texts), python=fixes.python, matrix=matrix)
     for failure in report.failures:
         found += _from_failure(failure, report, fixes)
     if kinds & {"session-failed", "cpu-fallback", "import-failed", "crashed"} and "no-driver" not in kinds:
@@ -323,11 +337,7 @@ def _from_report(report: VerifyReport, facts: HostFacts | None, fixes: Fixes) ->
     else:
         found += [f for f in explained if not f.blocking]
     related = {d.name: d.version for d in (report.ort.related_dists if report.ort else ())}
-    drivers = [
-        f"{name} {related[name]}"
-        for name in ("pycuda", "tensorrt", "tensorrt-cu12", "tensorrt-cu13")
-        if name in related
-    ]
+    drivers = [f"{name} {version}" for name, version in sorted(related.items()) if _CONTEXT_MAKERS.match(name)]
     if drivers and report.provider == "cuda":
         found.append(
             Finding(

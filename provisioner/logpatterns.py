@@ -1,8 +1,9 @@
 """Recognise ONNX Runtime / CUDA failures in pasted log text (Linux and Windows spellings). Pure.
 
-`analyze_log(text)` returns Findings, most important first. Each rule looks at one line at a time; the line
-is the evidence. Generic symptoms ("Failed to create CUDAExecutionProvider") are kept only when nothing more
-specific explains them.
+`analyze_log(text, matrix=...)` returns Findings, most important first. Each rule looks at one line at a time;
+the line is the evidence. Generic symptoms ("Failed to create CUDAExecutionProvider") are kept only when nothing
+more specific explains them. Rules name CUDA errors by their cudaError_t name; the numbers logs print
+("CUDA failure 35") come from the matrix (cuda.yaml `errors`), as no version number lives in this code.
 """
 
 from __future__ import annotations
@@ -10,12 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from provisioner.findings import Finding, merge_findings
+from provisioner.matrix.model import Matrix
 from provisioner.verify.child import library_family
-
-# codes that only describe a symptom: dropped when a specific cause was found in the same text
-GENERIC_CODES = frozenset({"gpu-provider-failed", "msvc-runtime-missing-possible"})
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -63,8 +63,9 @@ class Fixes:
             )
         if code == "tensorrt-missing":
             return (
-                f"{p} install tensorrt-cu12-libs  (the TensorRT major the build needs: see `ortprov plan "
-                "--tensorrt`), or drop TensorrtExecutionProvider and use CUDAExecutionProvider"
+                f"ortprov apply --python {self.python} --tensorrt  (installs the TensorRT packages the build's "
+                "provider was built against; `ortprov plan --tensorrt` names them), or drop "
+                "TensorrtExecutionProvider and use CUDAExecutionProvider"
             )
         if code == "no-driver":
             if self.windows:
@@ -117,9 +118,9 @@ class Fixes:
             return "install the Microsoft Visual C++ Redistributable: https://aka.ms/vs/17/release/vc_redist.x64.exe"
         if code == "zlibwapi-missing":
             return (
-                "zlibwapi.dll is needed by cuDNN 8 on Windows: install cuDNN >= 8.9.7 or 9 (which bundle "
-                "zlib) with "
-                f"{p} install nvidia-cudnn-cu12, or put zlibwapi.dll next to cudnn64_8.dll"
+                "zlibwapi.dll is needed by older cuDNN releases on Windows; newer ones bundle zlib: "
+                f"ortprov apply --python {self.python}  (installs the cuDNN wheel the plan pins), or put "
+                "zlibwapi.dll next to the cuDNN DLLs"
             )
         if code == "gpu-out-of-memory":
             return (
@@ -211,7 +212,7 @@ def _library_finding(name: str, line: str, fixes: Fixes) -> Finding | None:
         return Finding(
             "zlibwapi-missing",
             "error",
-            "zlibwapi.dll (needed by cuDNN 8 on Windows) is missing",
+            "zlibwapi.dll (needed by older cuDNN releases on Windows) is missing",
             (line,),
             fixes.for_code("zlibwapi-missing"),
         )
@@ -285,28 +286,38 @@ def _msvc_possible(match: re.Match[str], line: str, fixes: Fixes) -> Finding:
     )
 
 
-RULES: tuple[Rule, ...] = (
+# (pattern, the cudaError_t names it stands for, re flags, finding); `rules()` adds "CUDA failure <number>"
+# for each name the matrix knows.
+Builder = Callable[[re.Match[str], str, Fixes], Finding]
+_RULES: tuple[tuple[str, tuple[str, ...], int, Builder], ...] = (
     (
-        re.compile(r"CUDA driver version is insufficient|cudaErrorInsufficientDriver|CUDA failure 35\b", re.I),
+        r"CUDA driver version is insufficient",
+        ("cudaErrorInsufficientDriver",),
+        re.I,
         _simple("driver-too-old", "error", "the NVIDIA driver is older than the CUDA runtime this build needs"),
     ),
     (
-        re.compile(r"no kernel image is available|cudaErrorNoKernelImageForDevice|CUDA failure 209\b", re.I),
+        r"no kernel image is available",
+        ("cudaErrorNoKernelImageForDevice",),
+        re.I,
         _simple("unsupported-gpu-arch", "error", "the build has no GPU code for this GPU's compute capability"),
     ),
     (
-        re.compile(
-            r"no CUDA-capable device is detected|cudaErrorNoDevice|CUDA_ERROR_NO_DEVICE|CUDA failure 100\b",
-            re.I,
-        ),
+        r"no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE",
+        ("cudaErrorNoDevice",),
+        re.I,
         _simple("gpu-hidden", "error", "CUDA sees no GPU (container without GPU access, or CUDA_VISIBLE_DEVICES)"),
     ),
     (
-        re.compile(r"couldn't communicate with the NVIDIA driver|found no NVIDIA driver on your system", re.I),
+        r"couldn't communicate with the NVIDIA driver|found no NVIDIA driver on your system",
+        (),
+        re.I,
         _simple("no-driver", "error", "no NVIDIA driver is loaded"),
     ),
     (
-        re.compile(r"Driver/library version mismatch", re.I),
+        r"Driver/library version mismatch",
+        (),
+        re.I,
         _simple(
             "driver-library-mismatch",
             "error",
@@ -314,23 +325,23 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     (
-        re.compile(r"zlibwapi\.dll", re.I),
-        _simple("zlibwapi-missing", "error", "zlibwapi.dll (needed by cuDNN 8 on Windows) is missing"),
+        r"zlibwapi\.dll",
+        (),
+        re.I,
+        _simple("zlibwapi-missing", "error", "zlibwapi.dll (needed by older cuDNN releases on Windows) is missing"),
     ),
     (
-        re.compile(
-            r"CUDA failure 2\s*:\s*out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|"
-            r"Failed to allocate memory for requested buffer|CUDNN_STATUS_ALLOC_FAILED|"
-            r"CUBLAS_STATUS_ALLOC_FAILED",
-            re.I,
-        ),
+        r"CUDA failure \d+\s*:\s*out of memory|CUDA_ERROR_OUT_OF_MEMORY|"
+        r"Failed to allocate memory for requested buffer|CUDNN_STATUS_ALLOC_FAILED|"
+        r"CUBLAS_STATUS_ALLOC_FAILED",
+        ("cudaErrorMemoryAllocation",),
+        re.I,
         _simple("gpu-out-of-memory", "error", "the GPU ran out of memory"),
     ),
     (
-        re.compile(
-            r"invalid resource handle|cudaErrorInvalidResourceHandle|CUDA failure 400\b|pycuda\.autoinit",
-            re.I,
-        ),
+        r"invalid resource handle|pycuda\.autoinit",
+        ("cudaErrorInvalidResourceHandle",),
+        re.I,
         _simple(
             "cuda-context-conflict",
             "error",
@@ -338,11 +349,10 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     (
-        re.compile(
-            r"CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED|CUDNN_STATUS_VERSION_MISMATCH|"
-            r"cudnnCreate\(|(?:unable to|failed to|could not|cannot) (?:dl)?(?:open|load)[^\n]{0,80}cudnn",
-            re.I,
-        ),
+        r"CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED|CUDNN_STATUS_VERSION_MISMATCH|"
+        r"cudnnCreate\(|(?:unable to|failed to|could not|cannot) (?:dl)?(?:open|load)[^\n]{0,80}cudnn",
+        (),
+        re.I,
         _simple(
             "cudnn-missing",
             "error",
@@ -351,27 +361,27 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     (
-        re.compile(
-            r"Microsoft Visual C\+\+ Redistributable is not installed|(?:vcruntime140(?:_1)?|msvcp140)\.dll",
-            re.I,
-        ),
+        r"Microsoft Visual C\+\+ Redistributable is not installed|(?:vcruntime140(?:_1)?|msvcp140)\.dll",
+        (),
+        re.I,
         _simple("msvc-runtime-missing", "error", "the Microsoft Visual C++ runtime is missing"),
     ),
     (
-        re.compile(
-            r"Specified provider '(?:CUDA|Tensorrt)ExecutionProvider' is not in available provider names|"
-            r"(?:available|可用)[^\n\[]{0,40}\[\s*'(?:Azure|CPU)ExecutionProvider'(?:\s*,\s*'(?:Azure|CPU)"
-            r"ExecutionProvider')*\s*\]|Available providers: '(?:Azure|CPU)ExecutionProvider(?:, "
-            r"?(?:Azure|CPU)"
-            r"ExecutionProvider)*'",
-            re.I,
-        ),
+        r"Specified provider '(?:CUDA|Tensorrt)ExecutionProvider' is not in available provider names|"
+        r"(?:available|可用)[^\n\[]{0,40}\[\s*'(?:Azure|CPU)ExecutionProvider'(?:\s*,\s*'(?:Azure|CPU)"
+        r"ExecutionProvider')*\s*\]|Available providers: '(?:Azure|CPU)ExecutionProvider(?:, "
+        r"?(?:Azure|CPU)"
+        r"ExecutionProvider)*'",
+        (),
+        re.I,
         _simple("cpu-package-only", "error", "the installed onnxruntime has no CUDA provider (the CPU package)"),
     ),
-    (re.compile(r"uses CUDA (\d+)\.x, but \S+ is built with CUDA (\d+)\.x"), _cuda_mismatch),
-    (re.compile(r"Failed to create (CUDA|Tensorrt)ExecutionProvider"), _provider_failed),
+    (r"uses CUDA (\d+)\.x, but \S+ is built with CUDA (\d+)\.x", (), 0, _cuda_mismatch),
+    (r"Failed to create (CUDA|Tensorrt)ExecutionProvider", (), 0, _provider_failed),
     (
-        re.compile(r"LoadLibrary failed with error 126.*onnxruntime_providers_tensorrt\.dll", re.I),
+        r"LoadLibrary failed with error 126.*onnxruntime_providers_tensorrt\.dll",
+        (),
+        re.I,
         _simple(
             "tensorrt-missing",
             "error",
@@ -379,7 +389,9 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     (
-        re.compile(r"LoadLibrary failed with error 126(?!.*tensorrt)|Error 126", re.I),
+        r"LoadLibrary failed with error 126(?!.*tensorrt)|Error 126",
+        (),
+        re.I,
         _simple(
             "cuda-library-missing",
             "error",
@@ -387,29 +399,26 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     (
-        re.compile(
-            r"(?:Current|Applied) providers: \['CPUExecutionProvider'\]|"
-            r"Attempt to set CUDAExecutionProvider failed|Falling back to \['CPUExecutionProvider'\]",
-            re.I,
-        ),
+        r"(?:Current|Applied) providers: \['CPUExecutionProvider'\]|"
+        r"Attempt to set CUDAExecutionProvider failed|Falling back to \['CPUExecutionProvider'\]",
+        (),
+        re.I,
         _simple("gpu-provider-failed", "error", "the session fell back to the CPU"),
     ),
-    (re.compile(r"and the latest MSVC runtime", re.I), _msvc_possible),
+    (r"and the latest MSVC runtime", (), re.I, _msvc_possible),
     (
-        re.compile(
-            r"No matching distribution found for (?:onnxruntime-gpu|onnxruntime_gpu)|Could not find a "
-            r"version that "
-            r"satisfies the requirement onnxruntime-gpu",
-            re.I,
-        ),
+        r"No matching distribution found for (?:onnxruntime-gpu|onnxruntime_gpu)|Could not find a "
+        r"version that "
+        r"satisfies the requirement onnxruntime-gpu",
+        (),
+        re.I,
         _simple("no-wheel-for-platform", "error", "PyPI has no onnxruntime-gpu wheel for this platform or Python"),
     ),
     (
-        re.compile(
-            r"Memcpy nodes are added to the graph .* for CUDAExecutionProvider|GPU[^\n]{0,30}(?:slower|慢)|"
-            r"onnxruntime/issues/13198|onnxruntime issue#13198",
-            re.I,
-        ),
+        r"Memcpy nodes are added to the graph .* for CUDAExecutionProvider|GPU[^\n]{0,30}(?:slower|慢)|"
+        r"onnxruntime/issues/13198|onnxruntime issue#13198",
+        (),
+        re.I,
         _simple(
             "gpu-slower-than-cpu",
             "warning",
@@ -417,15 +426,32 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     (
-        re.compile(r"Some nodes were not assigned to the preferred execution providers", re.I),
+        r"Some nodes were not assigned to the preferred execution providers",
+        (),
+        re.I,
         _simple("nodes-on-cpu", "info", "some nodes run on the CPU although a GPU provider was requested"),
     ),
 )
 
 
-def analyze_log(text: str, python: str = "python") -> list[Finding]:
-    """Findings recognised in pasted log text, most important first (empty when nothing is recognised)."""
+@lru_cache(maxsize=8)
+def rules(error_numbers: tuple[tuple[str, int], ...] = ()) -> tuple[Rule, ...]:
+    """The compiled rules; each CUDA error a rule names matches by its name and, where `error_numbers`
+    (name, number) knows it, as "CUDA failure <number>"."""
+    numbers = dict(error_numbers)
+    compiled = []
+    for pattern, errors, flags, build in _RULES:
+        alternatives = [pattern, *map(re.escape, errors)]
+        alternatives += [rf"CUDA failure {numbers[name]}\b" for name in errors if name in numbers]
+        compiled.append((re.compile("|".join(alternatives), flags), build))
+    return tuple(compiled)
+
+
+def analyze_log(text: str, python: str = "python", matrix: Matrix | None = None) -> list[Finding]:
+    """Findings recognised in pasted log text, most important first (empty when nothing is recognised).
+    `matrix`: where the CUDA error numbers come from (without it, errors are recognised by name and message)."""
     fixes = Fixes(python=python, windows=_platform_is_windows(text))
+    known = tuple(sorted((e.name, e.number) for e in matrix.cuda_errors)) if matrix is not None else ()
     found: list[Finding] = []
     for raw in text.splitlines():
         line = _ANSI.sub("", raw).strip()
@@ -439,7 +465,7 @@ def analyze_log(text: str, python: str = "python") -> list[Finding]:
                 if finding:
                     found.append(finding)
                     matched_library = True
-        for regex, build in RULES:
+        for regex, build in rules(known):
             hit = regex.search(line)
             if not hit:
                 continue

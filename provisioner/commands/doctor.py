@@ -84,7 +84,7 @@ def doctor(
     if timeout <= 0:
         raise BadInput(f"--timeout must be positive, got {timeout}")
     if log is not None:
-        findings = analyze_log(read_log(log), python=python or "python")
+        findings = analyze_log(read_log(log), python=python or "python", matrix=_matrix())
         if json_output:
             emit_json({"healthy": is_healthy(findings), "recognised": bool(findings), "findings": findings})
         else:
@@ -100,7 +100,7 @@ def doctor(
     plan_outcome, plan_note = _plan(facts)
     target = facts.python.executable if facts.python else sys.executable
     report = run_verify(target, provider=provider, timeout=timeout, preload=preload)
-    findings = diagnose(facts, report, None, plan_outcome)
+    findings = diagnose(facts, report, None, plan_outcome, matrix=_matrix())
     if json_output:
         emit_json(
             {
@@ -121,6 +121,16 @@ def doctor(
         _print_findings(findings, from_log=False)
     if not is_healthy(findings):
         raise typer.Exit(1)
+
+
+def _matrix() -> Any:
+    """The matrix (libraries and CUDA error numbers doctor checks against); None if it cannot be loaded."""
+    from provisioner.matrix.load import load_matrix
+
+    try:
+        return load_matrix()
+    except OrtprovError:
+        return None
 
 
 def _plan(facts: Any) -> tuple[Any, str | None]:

@@ -97,8 +97,9 @@ def verify(
         typer.echo(render_report(report))
         if not report.ok:
             from provisioner.doctor import diagnose
+            from provisioner.matrix.load import load_matrix
 
-            findings = [f for f in diagnose(None, report) if f.blocking]
+            findings = [f for f in diagnose(None, report, matrix=load_matrix()) if f.blocking]
             if findings:
                 typer.echo("")
             for finding in findings:

@@ -84,7 +84,7 @@ def convert_entries(file: str, key: str, cls: type[T], data: Any, problems: list
 def _hint(item: Any) -> str:
     if not isinstance(item, dict):
         return ""
-    for keys in (("ort_version", "cuda_version"), ("package", "version"), ("version",), ("major",)):
+    for keys in (("ort_version", "cuda_version"), ("package", "version"), ("version",), ("major",), ("name",)):
         if all(k in item for k in keys):
             return " (" + ", ".join(str(item[k]) for k in keys) + ")"
     return ""
@@ -100,6 +100,7 @@ def check_matrix(matrix: Matrix, files: dict[str, str] = PART_FILES) -> list[Pro
     problems += _check_builds(matrix, files["builds"])
     problems += _check_wheels(matrix, files["wheels"])
     problems += _check_tensorrt(matrix, files["tensorrt"])
+    problems += _check_errors(matrix, files["cuda"])
     return problems
 
 
@@ -288,4 +289,20 @@ def _check_tensorrt(matrix: Matrix, file: str) -> list[Problem]:
         problems += [
             Problem(file, entry, f"{r!r} is not a pip requirement") for r in rel.packages if not _REQUIREMENT.match(r)
         ]
+    return problems
+
+
+_ERROR_NAME = re.compile(r"^cudaError[A-Z][A-Za-z]+$")
+
+
+def _check_errors(matrix: Matrix, file: str) -> list[Problem]:
+    problems = _duplicates(matrix.cuda_errors, lambda e: e.name, file, "errors")
+    problems += _duplicates(matrix.cuda_errors, lambda e: e.number, file, "errors")
+    for i, error in enumerate(matrix.cuda_errors):
+        entry = f"errors[{i}] ({error.name})"
+        problems += _sources(file, entry, error.sources)
+        if not _ERROR_NAME.match(error.name):
+            problems.append(Problem(file, entry, f"name {error.name!r} is not a cudaError_t name (cudaErrorNoDevice)"))
+        if error.number < 0:
+            problems.append(Problem(file, entry, f"number {error.number} is negative"))
     return problems

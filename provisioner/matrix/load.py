@@ -15,7 +15,9 @@ from provisioner.errors import DataError
 from provisioner.matrix.model import (
     FILE_NAMES,
     FILES,
+    OPTIONAL_SECTIONS,
     PART_FILES,
+    CudaError,
     CudaMajor,
     CudaRelease,
     DockerImage,
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from provisioner.matrix.check import Problem
 
 SHIPPED_COMPILED = "compiled.json"  # next to the shipped YAML, written by compile_directory()
-_COMPILED_FORMAT = 1
+_COMPILED_FORMAT = 2  # 2: cuda_errors
 _MEMO: dict[tuple[str, str, bool], Matrix] = {}
 _DATE_LINE = re.compile(r"^date:\s*['\"]?(\d{4}-\d{2}-\d{2})['\"]?\s*$", re.MULTILINE)
 
@@ -135,6 +137,9 @@ def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
         if date:
             dates.append(date)
         for key, cls in sections:
+            if (name, key) in OPTIONAL_SECTIONS and isinstance(data, dict) and key not in data:
+                parts[f"{name}:{key}"] = []
+                continue
             parts[f"{name}:{key}"] = convert_entries(name, key, cls, data, problems)
     if problems:
         raise _data_error(problems, origin)
@@ -146,6 +151,7 @@ def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
         cuda_majors=tuple(parts["cuda.yaml:majors"]),
         library_wheels=tuple(parts["nvidia-wheels.yaml:wheels"]),
         tensorrt=tuple(parts["tensorrt.yaml:releases"]),
+        cuda_errors=tuple(parts["cuda.yaml:errors"]),
         origin=origin,
     )
     problems = check_matrix(matrix, PART_FILES)
@@ -274,6 +280,7 @@ def _matrix_from_plain(data: dict[str, Any]) -> Matrix:
         cuda_majors=tuple(_record(CudaMajor, m) for m in data["cuda_majors"]),
         library_wheels=tuple(_record(LibraryWheel, w) for w in data["library_wheels"]),
         tensorrt=tuple(_record(TensorRTRelease, t) for t in data["tensorrt"]),
+        cuda_errors=tuple(_record(CudaError, e) for e in data["cuda_errors"]),
         origin=data.get("origin", "shipped"),
         notices=tuple(data.get("notices", ())),
     )

@@ -124,6 +124,15 @@ class TensorRTRelease:
 
 
 @dataclass(frozen=True)
+class CudaError:
+    """A CUDA runtime error code (cudaError_t), as logs print it: "CUDA failure 35: ..."."""
+
+    name: str  # cudaErrorInsufficientDriver
+    number: int  # 35
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Matrix:
     """All the knowledge, loaded and validated."""
 
@@ -134,18 +143,20 @@ class Matrix:
     cuda_majors: tuple[CudaMajor, ...] = ()
     library_wheels: tuple[LibraryWheel, ...] = ()
     tensorrt: tuple[TensorRTRelease, ...] = ()
+    cuda_errors: tuple[CudaError, ...] = ()
     origin: str = "shipped"  # shipped | a cache path
     notices: tuple[str, ...] = ()  # why a cached copy was not used, for the CLI to show
 
 
-# The data's layout: file name -> (top-level key, record type); cuda.yaml has two lists.
+# The data's layout: file name -> (top-level key, record type); cuda.yaml has three lists.
 FILES: dict[str, tuple[tuple[str, type], ...]] = {
     "onnxruntime-gpu.yaml": (("builds", OrtBuild),),
-    "cuda.yaml": (("releases", CudaRelease), ("majors", CudaMajor)),
+    "cuda.yaml": (("releases", CudaRelease), ("majors", CudaMajor), ("errors", CudaError)),
     "nvidia-wheels.yaml": (("wheels", LibraryWheel),),
     "tensorrt.yaml": (("releases", TensorRTRelease),),
 }
 FILE_NAMES = tuple(FILES)
+OPTIONAL_SECTIONS = frozenset({("cuda.yaml", "errors")})  # added later: a copy written before may lack it
 PART_FILES = {  # a Matrix part -> its file, for messages
     "builds": "onnxruntime-gpu.yaml",
     "cuda": "cuda.yaml",

@@ -112,6 +112,11 @@ def cuda_images(matrix: Matrix, cuda_version: str, cudnn: str | None) -> tuple[D
     return tuple(sorted(images, key=lambda i: (vtuple(i.cuda_version)[:2] != want, vtuple(i.cuda_version))))
 
 
+def cuda_error_numbers(matrix: Matrix) -> dict[str, int]:
+    """cudaError_t name -> number ("cudaErrorInsufficientDriver" -> 35), for reading logs."""
+    return {error.name: error.number for error in matrix.cuda_errors}
+
+
 # --- NVIDIA library wheels ----------------------------------------------------------------------------------
 
 

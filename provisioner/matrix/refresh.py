@@ -207,6 +207,7 @@ def render_files(base: Matrix, builds: tuple[OrtBuild, ...], date: str) -> dict[
             {
                 "releases": [plain_record(r) for r in base.cuda_releases],
                 "majors": [plain_record(m) for m in base.cuda_majors],
+                "errors": [plain_record(e) for e in base.cuda_errors],
             },
         ),
         "nvidia-wheels.yaml": dump(note, {"wheels": [plain_record(w) for w in base.library_wheels]}),

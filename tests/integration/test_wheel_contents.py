@@ -55,6 +55,10 @@ def test_wheel_has_data_folders_and_child_script(wheel: Path) -> None:
         missing = shipped_files(folder) - names
         assert not missing, f"{folder}/ files missing from the wheel: {sorted(missing)}"
     assert "provisioner/probe/packages_child.py" in names
+    # maintainer scripts (bin/) are not shipped, and no code sits beside the matrix data
+    assert not [n for n in names if n.startswith(("bin/", "provisioner/bin/"))]
+    assert not [n for n in names if n.startswith("provisioner/matrices/") and n.endswith(".py")]
+    assert "provisioner/matrix/query.py" in names
     entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
     assert "ortprov = provisioner.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 

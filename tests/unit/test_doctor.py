@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from provisioner.doctor import diagnose, is_healthy
+from provisioner import doctor
+from provisioner.doctor import is_healthy
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import (
     DriverInfo,
@@ -23,7 +24,8 @@ from provisioner.facts import (
     RuntimeEnvironment,
     load_host_file,
 )
-from provisioner.findings import CODES
+from provisioner.findings import CODES, Finding
+from provisioner.matrix.load import load_matrix
 from provisioner.plan import Plan, Rejection, Step
 from provisioner.verify.report import (
     Comparison,
@@ -37,6 +39,13 @@ from provisioner.verify.report import (
     Timing,
     VerifyReport,
 )
+
+
+def diagnose(*args: object, **kwargs: object) -> list[Finding]:
+    """doctor.diagnose with the shipped matrix, as `ortprov doctor` calls it."""
+    kwargs.setdefault("matrix", load_matrix(use_cache=False))
+    return doctor.diagnose(*args, **kwargs)  # type: ignore[arg-type]
+
 
 HOSTS = Path(__file__).resolve().parents[1] / "hosts"
 PY = "/srv/app/.venv/bin/python"
@@ -469,3 +478,36 @@ def test_every_host_file_diagnoses_without_error():
     for path in sorted(HOSTS.glob("*.json")):
         for finding in diagnose(load_host_file(path)):
             assert finding.code in CODES, path.name
+
+
+def test_the_libraries_checked_come_from_the_matrix():
+    """Which CUDA libraries every build needs (and whether their major is the CUDA major) is read from the
+    matrix's build records: a matrix whose every build also opens libnvrtc makes doctor check NVRTC too."""
+    shipped = load_matrix(use_cache=False)
+    with_nvrtc = dataclasses.replace(
+        shipped,
+        builds=tuple(
+            dataclasses.replace(b, libraries_lazy=(*b.libraries_lazy, f"libnvrtc.so.{b.cuda_major}"))
+            for b in shipped.builds
+        ),
+    )
+    no_nvrtc = host(libraries=tuple(h for h in ALL_LIBS if h.library != "nvrtc"))
+    assert diagnose(no_nvrtc) == []
+    found = diagnose(no_nvrtc, matrix=with_nvrtc)
+    assert [(f.code, f.library) for f in found] == [("cuda-library-missing", "nvrtc")]
+    wrong_major = host(libraries=tuple(h for h in ALL_LIBS if h.library != "nvrtc") + (lib("nvrtc", "12"),))
+    assert [(f.code, f.library) for f in diagnose(wrong_major, matrix=with_nvrtc)] == [("cuda-major-mismatch", "nvrtc")]
+
+
+def test_without_a_matrix_only_cudnn_is_checked():
+    facts = host(libraries=tuple(h for h in ALL_LIBS if h.library not in ("cudnn", "cufft")))
+    assert [(f.code, f.library) for f in doctor.diagnose(facts)] == [("cudnn-missing", "cudnn")]
+
+
+def test_tensorrt_of_any_cuda_major_is_a_context_maker():
+    ort = OrtImport(version="1.31.1", related_dists=(InstalledOrt("tensorrt-cu14", "11.0"),))
+    findings = diagnose(host(), report(ort=ort))
+    assert [(f.code, f.severity) for f in findings] == [("cuda-context-conflict", "info")]
+    assert "tensorrt-cu14 11.0" in findings[0].title
+    libs_only = OrtImport(version="1.31.1", related_dists=(InstalledOrt("tensorrt-cu13-libs", "10.13.3.9"),))
+    assert diagnose(host(), report(ort=libs_only)) == []

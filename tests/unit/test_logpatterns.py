@@ -186,3 +186,41 @@ def test_findings_are_merged_and_ordered():
 def test_fix_names_the_target_python():
     findings = analyze_log("libcudnn.so.9: cannot open shared object file", python="/opt/app/.venv/bin/python")
     assert "/opt/app/.venv/bin/python" in findings[0].fix
+
+
+def test_cuda_error_numbers_come_from_the_matrix():
+    """The rules name CUDA errors (cudaErrorInsufficientDriver); the number a log prints for one
+    ("CUDA failure 35") is read from cuda.yaml's `errors`, so no number lives in the code."""
+    import dataclasses
+
+    from provisioner.matrix.load import load_matrix
+    from provisioner.matrix.model import CudaError
+
+    shipped = load_matrix(use_cache=False)
+    line = "CUDA failure 35 ; GPU=0 ; hostname=box ; expr=cudaSetDevice(0);"
+    assert [f.code for f in analyze_log(line, matrix=shipped)] == ["driver-too-old"]
+    assert analyze_log(line) == []  # without the data only the name and CUDA's message are recognised
+    assert [f.code for f in analyze_log("cudaErrorInsufficientDriver")] == ["driver-too-old"]
+    renumbered = dataclasses.replace(shipped, cuda_errors=(CudaError("cudaErrorInsufficientDriver", 36, ("test",)),))
+    assert analyze_log(line, matrix=renumbered) == []
+    assert [f.code for f in analyze_log("CUDA failure 36", matrix=renumbered)] == ["driver-too-old"]
+
+
+def test_every_cuda_error_a_rule_names_is_in_the_matrix():
+    from provisioner.logpatterns import _RULES
+    from provisioner.matrix.load import load_matrix
+
+    named = {name for _, errors, _, _ in _RULES for name in errors}
+    assert named and named <= {e.name for e in load_matrix(use_cache=False).cuda_errors}
+
+
+@pytest.mark.parametrize(
+    ("number", "code"),
+    [(2, "gpu-out-of-memory"), (100, "gpu-hidden"), (209, "unsupported-gpu-arch"), (400, "cuda-context-conflict")],
+)
+def test_cuda_failure_numbers(number: int, code: str):
+    from provisioner.matrix.load import load_matrix
+
+    assert [f.code for f in analyze_log(f"CUDA failure {number} ; GPU=0", matrix=load_matrix(use_cache=False))] == [
+        code
+    ]
