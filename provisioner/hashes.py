@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from provisioner.errors import BadInput, OrtprovError
 from provisioner.matrix.derive import PYPI_SIMPLE
+from provisioner.versions import at_least, vtuple
 
 if TYPE_CHECKING:
     import requests
@@ -39,7 +40,6 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 def target_of(plan: Plan) -> tuple[str, list[str]]:
     """(python "3.12" / "3.13t", pip platform tags, most specific first) for the plan's target hosts."""
-    from packaging.version import Version
 
     if not plan.hosts or plan.hosts[0].python is None:
         raise BadInput(
@@ -53,9 +53,9 @@ def target_of(plan: Plan) -> tuple[str, list[str]]:
     if not tag.startswith("linux-"):
         raise BadInput(f"cannot resolve wheels for platform {tag}")
     arch = tag.split("-", 1)[1]
-    glibcs = [Version(h.platform.glibc) for h in plan.hosts if h.platform.glibc]
-    glibc = min(glibcs) if glibcs else Version(DEFAULT_GLIBC)
-    minor = glibc.release[1] if len(glibc.release) > 1 else 17
+    glibcs = [vtuple(h.platform.glibc) for h in plan.hosts if h.platform.glibc]
+    glibc = min(glibcs) if glibcs else vtuple(DEFAULT_GLIBC)
+    minor = glibc[1] if len(glibc) > 1 else 17
     tags = [f"manylinux_2_{m}_{arch}" for m in range(minor, 16, -1)]
     tags += [f"manylinux2014_{arch}"] + ([f"manylinux2010_{arch}", f"manylinux1_{arch}"] if arch == "x86_64" else [])
     return python, [*tags, f"linux_{arch}"]
@@ -84,11 +84,9 @@ def pip_version(python_exe: str) -> str | None:
 
 
 def _version_below(version: str, floor: str) -> bool:
-    from packaging.version import InvalidVersion, Version
-
     try:
-        return Version(version) < Version(floor)
-    except InvalidVersion:
+        return not at_least(version, floor)
+    except ValueError:
         return False  # an unusual version string: let pip itself answer
 
 
@@ -184,7 +182,7 @@ def supported_tags(python: str, platforms: Sequence[str]) -> frozenset[Tag]:
     """The wheel tags pip accepts for that CPython and those platforms."""
     from packaging import tags
 
-    version = tuple(int(part) for part in python.rstrip("t").split("."))
+    version = vtuple(python)
     abis = [f"cp{version[0]}{version[1]}t"] if python.endswith("t") else None
     return frozenset(
         [

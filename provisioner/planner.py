@@ -932,7 +932,7 @@ def _system_library_notes(build: OrtBuild, hosts: tuple[HostFacts, ...]) -> list
     ]
     wanted = {("cudart", str(build.cuda_major))}
     if build.cudnn_version:
-        wanted.add(("cudnn", build.cudnn_version.split(".")[0]))
+        wanted.add(("cudnn", str(major(build.cudnn_version))))
     for index, host in enumerate(hosts):
         if not host.libraries:
             continue  # described by flags: nothing probed, nothing to check

@@ -359,7 +359,9 @@ def _conda_spec(name: str, plan: Plan) -> str:
     """A conda MatchSpec for one matrix package name, constrained by the plan's CUDA/cuDNN versions."""
     if not _NAME.fullmatch(name):
         raise DataError(f"matrix conda package {name!r} is not a package name")
-    cuda_minor = ".".join(plan.cuda_version.split(".")[:2])
+    from provisioner.versions import major_minor
+
+    cuda_minor = major_minor(plan.cuda_version)
     if name in ("cuda-version", "cudatoolkit"):
         return f"{name}={cuda_minor}"
     if name == "cudnn" and plan.cudnn_version:

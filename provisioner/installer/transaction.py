@@ -25,7 +25,6 @@ from provisioner.installer.runner import (
 from provisioner.installer.steps import Command, canonical, commands_for, dry_run_argv, parse_dry_run, requirement_name
 from provisioner.installer.target import Distributions, Target, distributions
 from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, Plan, step_summary
-from provisioner.versions import at_least
 
 
 @dataclass(frozen=True)
@@ -120,7 +119,9 @@ def predict(commands: list[Command], installed: Distributions, settings: ApplySe
     pip before 25.3 downloads every wheel in a dry run (pypa/pip#12603): its prediction is only asked for
     under `--dry-run`; the real run then says what changed afterwards.
     """
-    if settings.tool == "pip" and not settings.dry_run and not at_least(installed.get("pip", "0"), "25.3"):
+    from provisioner.hashes import pip_reads_metadata_only  # the one home of pip's version facts
+
+    if settings.tool == "pip" and not settings.dry_run and not pip_reads_metadata_only(installed.get("pip", "0")):
         return None
     after = dict(installed)
     removed: Distributions = {}
