@@ -206,10 +206,10 @@ class Verifier:
         if plan is None or not plan.pins or any(step.kind == LOADER_HOOK for step in plan.steps):
             return False, None
         from provisioner.matrix.load import load_matrix
-        from provisioner.matrix.query import builds_for
+        from provisioner.matrix.query import find_build
 
-        builds = builds_for(load_matrix(), plan.ort_version, plan.cuda_version)
-        if not builds or builds[0].preload_dlls:
+        build = find_build(load_matrix(), plan.package, plan.ort_version, plan.cuda_version, plan.index_url)
+        if build is None or build.preload_dlls:
             return True, None
         import glob
         import os

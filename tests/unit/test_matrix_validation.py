@@ -254,3 +254,22 @@ def test_derive_wheels_reads_platforms_from_wheel_file_names() -> None:
     assert platforms_of(["n-1.0-py3-none-win_amd64.whl", "n-1.0.tar.gz"]) == (["windows-amd64"], None)
     assert platforms_of(["n-1.0.tar.gz", "n-1.0-py3-none-win_arm64.whl"]) == ([], None)
     assert platforms_of(["n-1.0-py3-none-any.whl"]) == (["linux-x86_64", "linux-aarch64", "windows-amd64"], None)
+
+
+def test_cuda_errors_are_validated(data_dir: Path) -> None:
+    def break_errors(d: dict) -> None:
+        d["errors"][0]["name"] = "out of memory"
+        d["errors"][1]["number"] = d["errors"][2]["number"]
+        d["errors"][3]["sources"] = []
+
+    edit(data_dir, "cuda.yaml", break_errors)
+    problems = problems_of(data_dir)
+    assert any("errors[0] (out of memory)" in p and "is not a cudaError_t name" in p for p in problems)
+    assert any(p.startswith("cuda.yaml: errors[2]") and "duplicate of errors[1]" in p for p in problems)
+    assert any("errors[3]" in p and "has no source" in p for p in problems)
+
+
+def test_a_copy_written_before_cuda_errors_existed_still_loads(data_dir: Path) -> None:
+    edit(data_dir, "cuda.yaml", lambda d: d.pop("errors"))
+    matrix = load_matrix(data_dir)
+    assert matrix.cuda_errors == () and matrix.builds
