@@ -36,6 +36,7 @@ from provisioner.matrix.query import (
     first_cuda_release_for_cc,
     library_of,
     library_of_package,
+    newest_cuda_for_driver,
     ort_versions,
     python_versions_with_wheels,
     recorded_wheels,
@@ -133,13 +134,8 @@ def driver_cuda_version(host: HostFacts, matrix: Matrix) -> str | None:
         return driver.cuda_version
     if not driver.present or not driver.version:
         return None
-    windows = host.platform.os == "windows"
-    best: str | None = None
-    for release in matrix.cuda_releases:
-        floor = (release.min_driver_windows if windows else None) or release.min_driver_linux
-        if driver_at_least(driver.version, floor) and (best is None or vtuple(release.version) > vtuple(best)):
-            best = release.version
-    return best
+    release = newest_cuda_for_driver(matrix, driver.version, windows=host.platform.os == "windows")
+    return release.version if release else None
 
 
 def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> Plan:

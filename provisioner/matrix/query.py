@@ -17,7 +17,7 @@ from provisioner.matrix.model import (
     OrtBuild,
     TensorRTRelease,
 )
-from provisioner.versions import in_series, major, ort_matcher, satisfies, vtuple
+from provisioner.versions import driver_at_least, in_series, major, ort_matcher, satisfies, vtuple
 
 # --- onnxruntime-gpu builds ---------------------------------------------------------------------------------
 
@@ -60,13 +60,6 @@ def python_versions_with_wheels(matrix: Matrix, package: str, python: str) -> tu
     )
 
 
-def newest_older_build(matrix: Matrix, version: str) -> OrtBuild | None:
-    """The newest PyPI build of a release older than `version`: what the wheels of a new release do not say
-    (the CUDA minor before build_and_package_info.py had it) is taken from it by `derive`."""
-    older = [b for b in matrix.builds if b.index_url is None and vtuple(b.ort_version) < vtuple(version)]
-    return max(older, key=lambda b: vtuple(b.ort_version)) if older else None
-
-
 # --- CUDA ---------------------------------------------------------------------------------------------------
 
 
@@ -87,6 +80,16 @@ def cuda_releases_for_major(matrix: Matrix, number: int) -> tuple[CudaRelease, .
     return tuple(
         sorted((r for r in matrix.cuda_releases if major(r.version) == number), key=lambda r: vtuple(r.version))
     )
+
+
+def newest_cuda_for_driver(matrix: Matrix, driver: str, windows: bool = False) -> CudaRelease | None:
+    """The newest CUDA release whose driver floor (Windows' where it has one) the driver meets."""
+    met = [
+        r
+        for r in matrix.cuda_releases
+        if driver_at_least(driver, (r.min_driver_windows if windows else None) or r.min_driver_linux)
+    ]
+    return max(met, key=lambda r: vtuple(r.version)) if met else None
 
 
 def first_cuda_release_for_cc(matrix: Matrix, cc: str) -> CudaRelease | None:
