@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from provisioner.findings import Finding, merge_findings
-from provisioner.verify.child import library_family
+from provisioner.standalone.libnames import library_family
 
 # codes that only describe a symptom: dropped when a specific cause was found in the same text
 GENERIC_CODES = frozenset({"gpu-provider-failed", "msvc-runtime-missing-possible"})

@@ -1,4 +1,4 @@
-"""Installed packages of the *target* interpreter, read by a child process (packages_child.py).
+"""Installed packages of the *target* interpreter, read by a child process (standalone/packages_probe.py).
 
 The child runs with a timeout and never imports onnxruntime or torch, so a broken CUDA install cannot hang or
 crash ortprov. `start_probe` returns at once; `PackageProbe.result()` collects, so other probes run meanwhile.
@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from provisioner import standalone
 from provisioner.errors import BadInput
 from provisioner.facts import MissingFiles, NvidiaWheel, OrtDist, PythonInfo, TorchInfo
 
-CHILD_SCRIPT = Path(__file__).with_name("packages_child.py")
+CHILD_SCRIPT = standalone.path("packages_probe.py")
 MARKER = "ORTPROV-PROBE "
 
 _CU_SUFFIX = re.compile(r"-cu(\d+)(?=-|$)")

@@ -1,13 +1,13 @@
 """Standalone probe run *inside the target interpreter* by provisioner.probe.packages.
 
-Standard library only, Python 3.8 to 3.14. It never imports onnxruntime or torch: names, versions and file
-lists come from the installed .dist-info / .egg-info folders on sys.path (read the way importlib.metadata
-reads them, without importing importlib.metadata and the email parser, which cost more than the whole
-probe), build facts from regular expressions over the packages' own small .py files, and for the onnxruntime
-flavours and NVIDIA wheels the files their RECORD lists that are missing on disk.
+Standard library only, Python 3.8 to 3.14, with its siblings libnames.py and loader_hook.py. It never imports
+onnxruntime or torch: names, versions and file lists come from the installed .dist-info / .egg-info folders on
+sys.path (read the way importlib.metadata reads them, without importing importlib.metadata and the email
+parser, which cost more than the whole probe), build facts from regular expressions over the packages' own
+small .py files, and for the onnxruntime flavours and NVIDIA wheels the files their RECORD lists that are
+missing on disk.
 With `--files`, instead: every distribution on sys.path whose RECORD lists missing files.
-Prints one line `ORTPROV-PROBE <json>` on stdout.
-"""
+Prints one line `ORTPROV-PROBE <json>` on stdout."""
 
 from __future__ import annotations
 
@@ -18,16 +18,20 @@ import re
 import sys
 import sysconfig
 
+if __package__:  # a package member: provisioner.standalone (ortprov itself)
+    from . import libnames, loader_hook
+else:  # run as a script: its folder is sys.path[0]
+    import libnames  # type: ignore[no-redef]
+    import loader_hook  # type: ignore[no-redef]
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 MARKER = "ORTPROV-PROBE "
-SHARED_LIBRARY = re.compile(r"(^lib.+\.so(\.\d+)*$)|(\.dll$)", re.IGNORECASE)
 ASSIGNMENT = re.compile(r"""^([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=\s*(?:'([^']*)'|"([^"]*)"|(None))\s*$""", re.M)
 CANDIDATE_PREFIXES = ("onnxruntime", "ort-nightly", "torch", "nvidia", "tensorrt")
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-LOADER_HOOK_PTH = "ortprov-loader.pth"  # standalone/loader_hook.PTH_FILE (this file cannot import it)
 MISSING_SAMPLE = 3  # missing paths named per distribution
 
 
@@ -66,7 +70,7 @@ def python_facts() -> dict[str, Any]:
     )
     stdlib = sysconfig.get_path("stdlib") or ""
     marker = os.path.isfile(os.path.join(stdlib, "EXTERNALLY-MANAGED"))
-    hook = os.path.join(sysconfig.get_path("purelib") or "", LOADER_HOOK_PTH)
+    hook = os.path.join(sysconfig.get_path("purelib") or "", loader_hook.PTH_FILE)
     return {
         "executable": sys.executable,
         "version": ".".join(str(part) for part in sys.version_info[:3]),
@@ -254,7 +258,7 @@ def nvidia_wheel_facts(dist: InstalledDist, name: str, location: str | None) -> 
     lib_dirs: list[str] = []
     for entry in dist.files:
         base = entry.rsplit("/", 1)
-        if len(base) == 2 and SHARED_LIBRARY.search(base[1]) and not entry.startswith(".."):
+        if len(base) == 2 and libnames.is_shared_library(base[1]) and not entry.startswith(".."):
             folder = os.path.join(location or "", *base[0].split("/"))
             if folder not in lib_dirs:
                 lib_dirs.append(folder)
