@@ -26,7 +26,7 @@ def commands(python: str) -> dict[str, list[str]]:
     return {
         "python -c pass": [python, "-c", "pass"],
         "python -c 'import typer'": [python, "-c", "import typer"],
-        "probe child alone": [python, str(REPO / "provisioner/probe/packages_child.py")],
+        "probe child alone": [python, str(REPO / "provisioner/standalone/packages_probe.py")],
         "ortprov --help": [python, "-m", "provisioner", "--help"],
         "ortprov detect --json": [python, "-m", "provisioner", "detect", "--json"],
     }

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from provisioner.findings import Finding, merge_findings
 from provisioner.matrix.model import Matrix
-from provisioner.verify.child import library_family
+from provisioner.standalone.libnames import library_family
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

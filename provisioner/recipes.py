@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
+from provisioner import standalone
 from provisioner.errors import BadInput, DataError, NoCompatiblePlan
 from provisioner.plan import STEP_KINDS, Plan, Step, step_argv, step_summary
 from provisioner.resources import data_dir
@@ -31,7 +32,9 @@ FORMATS = ("pip", "uv", "requirements", "conda", "dockerfile")
 BASES = ("slim", "cuda")
 
 VENV_PYTHON = "/opt/venv/bin/python"
-CHECK_SCRIPT_PATH = "/opt/ortprov/check_cuda_libs.py"
+CHECK_PROGRAM = "check_cuda_libs.py"  # provisioner/standalone/, written into the image with its siblings
+CHECK_DIR = "/opt/ortprov"
+CHECK_SCRIPT_PATH = f"{CHECK_DIR}/{CHECK_PROGRAM}"
 LD_CONF_PATH = "/etc/ld.so.conf.d/ortprov-nvidia-wheels.conf"
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -494,17 +497,13 @@ def _install_layers(steps: Sequence[Step], base: str) -> str:
 
 
 def _check_layer(check_command: str, *, loader: bool) -> str:
-    """One RUN: write recipes/check_cuda_libs.py (each line a single-quoted printf argument), register the
-    NVIDIA wheel folders with the loader (slim base), run the check."""
-    script = (data_dir("recipes") / "check_cuda_libs.py").read_text(encoding="utf-8")
-    words = [shlex.quote(line) for line in script.splitlines()]
-    folder = CHECK_SCRIPT_PATH.rsplit("/", 1)[0]
-    lines = [
-        f"RUN mkdir -p {folder} \\",
-        " && printf '%s\\n' \\",
-        *(f"    {w} \\" for w in words),
-        f"    > {CHECK_SCRIPT_PATH} \\",
-    ]
+    """One RUN: write the check program and the siblings it imports (provisioner/standalone: the same files
+    ortprov runs, each line a single-quoted printf argument), register the NVIDIA wheel folders with the
+    loader (slim base), run the check."""
+    lines = [f"RUN mkdir -p {CHECK_DIR} \\"]
+    for name, content in standalone.sources(CHECK_PROGRAM).items():
+        words = [shlex.quote(line) for line in content.decode("utf-8").splitlines()]
+        lines += [" && printf '%s\\n' \\", *(f"    {w} \\" for w in words), f"    > {CHECK_DIR}/{name} \\"]
     if loader:
         lines += [
             f" && {VENV_PYTHON} {CHECK_SCRIPT_PATH} --write-ld-conf {LD_CONF_PATH} \\",

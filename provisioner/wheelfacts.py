@@ -1,18 +1,18 @@
 """Facts of an onnxruntime-gpu wheel read from its members, and from its file name.
 
-Pure parsers (build_and_package_info.py, METADATA, onnxruntime/__init__.py, the ELF dynamic string table
-of a provider library, a wheel file name) plus `read_wheel_facts(source)`, which pulls just the members it
-needs out of a `RangeSource` (see provisioner.ziprange). Shared by `provisioner.matrix.refresh` and the maintainer
-script `bin/derive_release.py`.
-"""
+Pure parsers (build_and_package_info.py, METADATA, onnxruntime/__init__.py, a wheel file name; a provider
+library's DT_NEEDED through the one ELF reader, standalone/elf.py) plus `read_wheel_facts(source)`, which
+pulls just the members it needs out of a `RangeSource` (see provisioner.ziprange). Shared by
+`provisioner.matrix.refresh` and the maintainer script `bin/derive_release.py`."""
 
 from __future__ import annotations
 
 import ast
 import re
-import struct
 from dataclasses import dataclass, field
 
+from provisioner.standalone.elf import ElfError, read_dynamic_bytes
+from provisioner.standalone.libnames import is_system_library
 from provisioner.ziprange import RangeSource, ZipEntry, central_directory, read_member
 
 BUILD_INFO = "onnxruntime/capi/build_and_package_info.py"
@@ -21,8 +21,6 @@ CUDA_PROVIDER = "onnxruntime/capi/libonnxruntime_providers_cuda.so"
 TENSORRT_PROVIDER = "onnxruntime/capi/libonnxruntime_providers_tensorrt.so"
 PROVIDER_PREFIX_BYTES = 4_000_000  # the dynamic string table sits in the first MBs of the library
 
-# Sonames that every Linux binary links: not worth listing as "libraries it loads".
-_SYSTEM_LIBS = re.compile(r"^(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[\w-]*)\.so")
 _SONAME = re.compile(rb"(?<=\x00)(lib[A-Za-z0-9_+\-]+\.so(?:\.[0-9]+)*)(?=\x00)")
 _WHEEL_NAME = re.compile(
     r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-(?P<build>\d[^-]*))?-(?P<python>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$"
@@ -174,56 +172,19 @@ def elf_needed_sonames(prefix: bytes) -> tuple[str, ...] | None:
     the table sits early unless patchelf moved it to the end of the file, in which case: None).
     System libraries are left out.
     """
-    if not prefix.startswith(b"\x7fELF") or prefix[4] != 2 or prefix[5] != 1:
+    if not prefix.startswith(b"\x7fELF"):
         return None
-    needed = _dt_needed(prefix)
+    try:
+        needed: list[str] | None = read_dynamic_bytes(prefix).needed or None  # a library needs something
+    except ElfError:
+        needed = None  # the dynamic segment or its strings lie beyond the prefix
     # Versioned sonames in the string tables: DT_NEEDED and version-need names, and the entries ORT's
     # setup.py removed from DT_NEEDED with patchelf (older wheels preload those through _ld_preload.py).
     named = [m.decode() for m in _SONAME.findall(prefix) if re.search(rb"\.so\.\d", m)]
     names = (needed or []) + named if needed is not None or named else None
     if names is None:
         return None
-    return tuple(sorted({name for name in names if not _SYSTEM_LIBS.match(name)}))
-
-
-def _dt_needed(data: bytes) -> list[str] | None:
-    """DT_NEEDED names of a little-endian ELF64 object, or None when its dynamic table is not in `data`."""
-    try:
-        phoff, phentsize, phnum = (
-            struct.unpack_from("<Q", data, 0x20)[0],
-            *struct.unpack_from("<HH", data, 0x36),
-        )
-        loads, dynamic = [], None
-        for i in range(phnum):
-            p_type, _, offset, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
-            if p_type == 1:
-                loads.append((vaddr, offset, filesz))
-            elif p_type == 2:
-                dynamic = (offset, filesz)
-        if dynamic is None or dynamic[0] + dynamic[1] > len(data):
-            return None
-        needed, strtab = [], None
-        for pos in range(dynamic[0], dynamic[0] + dynamic[1], 16):
-            tag, value = struct.unpack_from("<qQ", data, pos)
-            if tag == 0:
-                break
-            if tag == 1:
-                needed.append(value)
-            elif tag == 5:
-                strtab = value
-        if strtab is None:
-            return None
-        base = next((strtab - v + o for v, o, size in loads if v <= strtab < v + size), None)
-        if base is None:
-            return None
-        names = []
-        for offset in needed:
-            start = base + offset
-            end = data.index(b"\x00", start)
-            names.append(data[start:end].decode("utf-8", "replace"))
-        return names
-    except (struct.error, ValueError):
-        return None
+    return tuple(sorted({name for name in names if not is_system_library(name)}))
 
 
 def read_wheel_facts(source: RangeSource, read_libraries: bool = True) -> WheelFacts:

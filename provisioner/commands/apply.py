@@ -193,11 +193,11 @@ def for_target(plan: Plan, target_python: str | None) -> Plan:
     venv to be created): nothing to remove."""
     from provisioner.errors import OrtprovError
     from provisioner.planner import retarget
-    from provisioner.probe.packages import start_probe
+    from provisioner.probe.target import inspect
 
     if target_python is None:
         return retarget(plan, ())
-    report = start_probe(target_python).result()
+    report = inspect(target_python)
     if report.python is None:
         raise OrtprovError(
             f"cannot read what {target_python} has installed, so the saved plan cannot be checked against it: "

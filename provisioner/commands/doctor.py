@@ -94,11 +94,12 @@ def doctor(
         return
 
     from provisioner.probe import detect_host
+    from provisioner.probe.target import find_interpreter
     from provisioner.verify import run_verify
 
     facts = detect_host(python=python, timeout=min(timeout, 60.0))
     plan_outcome, plan_note = _plan(facts)
-    target = facts.python.executable if facts.python else sys.executable
+    target = facts.python.executable if facts.python else find_interpreter(python)
     report = run_verify(target, provider=provider, timeout=timeout, preload=preload)
     findings = diagnose(facts, report, None, plan_outcome, matrix=_matrix())
     if json_output:

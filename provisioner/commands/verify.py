@@ -74,7 +74,7 @@ def verify(
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Prove that onnxruntime really runs on the GPU in the target interpreter."""
-    from provisioner.probe.packages import resolve_python
+    from provisioner.probe.target import inspect
     from provisioner.verify import run_verify
     from provisioner.verify.render import render_report
 
@@ -87,7 +87,7 @@ def verify(
     dims = parse_dims(dim)
     if dims and model is None:
         raise BadInput("--dim sizes the inputs of --model", hint="add --model FILE")
-    target = resolve_python(python)
+    target = inspect(python).interpreter
     report = run_verify(
         target, provider=provider, model=model, static=static, dims=dims, timeout=timeout, preload=preload
     )

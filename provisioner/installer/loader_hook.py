@@ -2,7 +2,8 @@
 
 What lands in site-packages:
   ortprov-loader.pth        one line, run by `site` at start-up, that imports _ortprov_loader and never raises
-  _ortprov_loader/__init__.py   the hook (standalone/loader_hook.py), elf.py beside it (standalone/elf.py)
+  _ortprov_loader/__init__.py   the hook (standalone/loader_hook.py), with the siblings it imports beside it
+                                (standalone/elf.py, standalone/libnames.py)
   _ortprov_loader/hook.json     the sonames each CUDA major's builds link or open by name (from the matrix)
 Writing is idempotent (a file is rewritten only when its bytes differ) and happens inside apply's
 transaction, so a failed apply takes it back with everything else. No distribution owns these files: pip
@@ -17,24 +18,22 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from provisioner import __version__
+from provisioner import __version__, standalone
 from provisioner.standalone.loader_hook import PACKAGE as PACKAGE_DIR
 from provisioner.standalone.loader_hook import PTH_FILE
 
 # `site` runs a .pth line that starts with "import"; the exec keeps a missing or broken hook silent.
 PTH_LINE = f'import sys; exec("try:\\n import {PACKAGE_DIR}\\nexcept Exception:\\n pass")\n'
-_STANDALONE = Path(__file__).resolve().parent.parent / "standalone"
 
 
 def hook_files(sonames_by_cuda_major: dict[str, tuple[str, ...]]) -> dict[str, bytes]:
     """Relative path under site-packages -> content, for the matrix's soname table."""
     table = {"written_by": f"ortprov {__version__}", "sonames_by_cuda_major": sonames_by_cuda_major}
-    return {
-        PTH_FILE: PTH_LINE.encode(),
-        f"{PACKAGE_DIR}/__init__.py": (_STANDALONE / "loader_hook.py").read_bytes(),
-        f"{PACKAGE_DIR}/elf.py": (_STANDALONE / "elf.py").read_bytes(),
-        f"{PACKAGE_DIR}/hook.json": (json.dumps(table, indent=1, sort_keys=True) + "\n").encode(),
-    }
+    files = {PTH_FILE: PTH_LINE.encode()}
+    for name, content in standalone.sources("loader_hook.py").items():
+        files[f"{PACKAGE_DIR}/{'__init__.py' if name == 'loader_hook.py' else name}"] = content
+    files[f"{PACKAGE_DIR}/hook.json"] = (json.dumps(table, indent=1, sort_keys=True) + "\n").encode()
+    return files
 
 
 def pending(site_packages: str, files: dict[str, bytes]) -> list[str]:

@@ -1,14 +1,13 @@
 """The environment `apply` acts on: the active venv, `--python PATH`, or `--venv DIR` (created when missing).
 
-Everything about the target is read by a child process running the target interpreter (standard library only),
-so ortprov may live in its own tool venv and act on another one.
+The target is found and read by provisioner.probe.target (one program run in the target interpreter, standard
+library only), so ortprov may live in its own tool venv and act on another one; this module adds what only
+apply needs: creating a venv, and refusing an environment ortprov must not change (PEP 668).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -16,36 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from provisioner.errors import BadInput, OrtprovError
-
-# Runs inside the target interpreter: where it installs, whether it is a venv / conda / externally managed,
-# and which distributions it holds.
-_INSPECT = r"""
-import json, os, sys, sysconfig
-try:
-    import importlib.metadata as md
-except ImportError:
-    md = None
-paths = sysconfig.get_paths()
-stdlib = paths.get("stdlib", "")
-is_venv = sys.prefix != getattr(sys, "base_prefix", sys.prefix)
-dists = {}
-if md is not None:
-    for dist in md.distributions():
-        name = dist.metadata["Name"]
-        if name and name.lower() not in dists:
-            dists[name.lower()] = [name, dist.version]
-print(json.dumps({
-    "executable": sys.executable,
-    "version": "%d.%d.%d" % sys.version_info[:3],
-    "prefix": sys.prefix,
-    "is_venv": is_venv,
-    "is_conda": os.path.isdir(os.path.join(sys.prefix, "conda-meta")),
-    "externally_managed": (not is_venv) and os.path.isfile(os.path.join(stdlib, "EXTERNALLY-MANAGED")),
-    "paths": {k: paths.get(k, "") for k in ("purelib", "platlib", "scripts")},
-    "distributions": sorted(dists.values()),
-    "has_pip": any(n.lower() == "pip" for n, _ in dists.values()),
-}))
-"""
+from provisioner.probe import target as probe_target
 
 
 @dataclass(frozen=True)
@@ -69,42 +39,36 @@ class Target:
         return ".".join(self.version.split(".")[:2])
 
 
-Distributions = dict[str, str]  # lower-cased name -> version
+Distributions = dict[str, str]  # normalised name -> version (the first on sys.path, as imports see it)
 
 
-def inspect_python(python: str, timeout: float = 60.0) -> tuple[Target, Distributions]:
+def inspect_python(python: str, timeout: float = 60.0, *, label: str | None = None) -> tuple[Target, Distributions]:
     """Ask `python` about itself; BadInput when it is not a working Python."""
-    try:
-        proc = subprocess.run([python, "-I", "-c", _INSPECT], capture_output=True, text=True, timeout=timeout)
-    except FileNotFoundError:
-        raise BadInput(
-            f"the target Python {python!r} does not exist", hint="give --python PATH to an interpreter"
-        ) from None
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BadInput(f"cannot run the target Python {python!r}: {exc}") from None
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise BadInput(f"the target Python {python!r} failed to start: {last}")
-    data = json.loads(proc.stdout)
+    report = probe_target.inspect(python, timeout, label=label)
+    if report.python is None:
+        raise OrtprovError(
+            f"cannot read the target Python {python!r}: " + "; ".join(report.errors),
+            hint="run `ortprov detect --python PATH` to see why",
+        )
     dirs: list[str] = []
-    for key in ("purelib", "platlib", "scripts"):
-        path = data["paths"].get(key)
+    for path in (report.purelib, report.platlib, report.scripts):
         if path and os.path.isdir(path):
             real = os.path.realpath(path)
             if not any(real == d or real.startswith(d + os.sep) for d in dirs):
                 dirs = [d for d in dirs if not d.startswith(real + os.sep)] + [real]
+    installed = dict(report.distributions)
     target = Target(
-        python=python,
-        version=data["version"],
-        prefix=data["prefix"],
-        is_venv=data["is_venv"],
-        is_conda=data["is_conda"],
-        externally_managed=data["externally_managed"],
+        python=report.interpreter,
+        version=report.python.version,
+        prefix=report.python.prefix,
+        is_venv=report.python.is_venv,
+        is_conda=report.python.is_conda,
+        externally_managed=report.python.externally_managed,
         install_dirs=tuple(dirs),
-        has_pip=data["has_pip"],
-        site_packages=data["paths"].get("purelib") or "",
+        has_pip="pip" in installed,
+        site_packages=report.purelib,
     )
-    return target, {re.sub(r"[-_.]+", "-", name).lower(): version for name, version in data["distributions"]}
+    return target, installed
 
 
 def distributions(python: str) -> Distributions:
@@ -169,6 +133,7 @@ def resolve_target(
     if python and venv:
         raise BadInput("give either --python or --venv, not both")
     created = False
+    label = None
     if venv is not None:
         venv = venv.expanduser().absolute()
         interpreter = venv_python(venv)
@@ -182,20 +147,16 @@ def resolve_target(
                 raise BadInput(f"the venv {venv} does not exist", hint="run without --dry-run to create it")
             create_venv(venv, python_version, uv)
             created = True
-        python = str(interpreter)
-    elif python is not None and Path(python).is_dir():
-        python = str(venv_python(Path(python)))  # --python accepts a venv directory too
+        python, label = str(interpreter), f"the Python of the venv {str(venv)!r}"
     elif python is None:
-        active = os.environ.get("VIRTUAL_ENV") or os.environ.get("CONDA_PREFIX")
-        if not active:
+        python = probe_target.active_interpreter()
+        if python is None:
             raise BadInput(
                 "no target environment: no venv is active",
                 hint="activate a venv, or give --venv DIR (created when missing) or --python PATH",
             )
-        python = str(venv_python(Path(active)))
-        if not Path(python).exists() and os.name != "nt":
-            python = str(Path(active) / "bin" / "python3")
-    target, dists = inspect_python(python)
+        label = f"the active environment's Python {python!r}"
+    target, dists = inspect_python(python, label=label)
     if python_version and not created and target.minor != python_version:
         raise BadInput(
             f"the target Python is {target.minor}, not {python_version}",

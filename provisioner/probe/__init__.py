@@ -1,5 +1,6 @@
-"""Read the real host into HostFacts: nvml.py (driver, GPUs), system.py (OS, container, WSL),
-packages.py (the target interpreter's packages, in a child process), libraries.py (CUDA libraries)."""
+"""Read the real host into HostFacts: nvml.py (driver, GPUs), system.py (OS, container, WSL), target.py (the
+target interpreter: which one, and what it holds, read by one program run in it; packages.py turns its answer
+into facts), libraries.py (CUDA libraries)."""
 
 from __future__ import annotations
 
@@ -20,15 +21,14 @@ def detect_host(
 ) -> HostFacts:
     """Everything ortprov knows about this host and the target interpreter (`--python`, else the active env).
 
-    Raises BadInput for a --python that does not exist; every other problem becomes a probe_errors line.
-    `root`, `env` and `nvml` (a stand-in for the pynvml module) exist for tests.
+    Raises BadInput for a target that is not a working Python (probe.target); every other problem becomes a
+    probe_errors line. `root`, `env` and `nvml` (a stand-in for the pynvml module) exist for tests.
     """
-    from provisioner.probe import libraries, packages, system
+    from provisioner.probe import libraries, system, target
     from provisioner.probe import nvml as nvml_probe
 
     env = dict(os.environ) if env is None else env
-    target = packages.resolve_python(python, env)
-    probe = packages.start_probe(target, timeout)  # runs while the other probes read the host
+    probe = target.start(python, timeout, env)  # runs while the other probes read the host
     platform_info = system.read_platform(root)
     environment = system.read_environment(root, env)
     windows = platform_info.os == "windows"

@@ -4,8 +4,9 @@ CUDA numbers devices fastest first (CUDA_DEVICE_ORDER=FASTEST_FIRST, the default
 not document); NVML and nvidia-smi number them by PCI bus. For identical GPUs the difference does not matter
 to a plan. For different ones ("an RTX 3090 and a GT 710"), `CUDA_VISIBLE_DEVICES=0` may name either, and
 planning for the wrong one rejects builds the GPU in use runs. Then a child process asks the CUDA driver
-itself (libcuda through ctypes: cuInit, cuDeviceGetCount, cuDeviceGet, cuDeviceGetPCIBusId): the PCI bus ids
-of the devices CUDA sees name the GPUs for certain. The driver runs in the child, never in ortprov's process.
+itself (libcuda through ctypes: cuInit, cuDeviceGetCount, cuDeviceGet, cuDeviceGetPCIBusId, in the program
+standalone/cuda_order.py): the PCI bus ids of the devices CUDA sees name the GPUs for certain. The driver runs
+in the child, never in ortprov's process.
 """
 
 from __future__ import annotations
@@ -16,36 +17,11 @@ import subprocess
 import sys
 from dataclasses import replace
 
+from provisioner import standalone
 from provisioner.childproc import kill_group
 from provisioner.facts import Gpu
 
-CHILD = r"""
-import ctypes, json, sys
-try:
-    cuda = ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
-except OSError as exc:
-    print(json.dumps({"error": "the CUDA driver library cannot be loaded: %s" % exc}))
-    raise SystemExit(0)
-status = cuda.cuInit(0)
-if status == 100:  # CUDA_ERROR_NO_DEVICE: CUDA_VISIBLE_DEVICES leaves none
-    print(json.dumps({"bus_ids": []}))
-    raise SystemExit(0)
-if status != 0:
-    print(json.dumps({"error": "cuInit failed with CUresult %d" % status}))
-    raise SystemExit(0)
-count = ctypes.c_int(0)
-cuda.cuDeviceGetCount(ctypes.byref(count))
-bus_ids = []
-for ordinal in range(count.value):
-    device = ctypes.c_int(0)
-    buffer = ctypes.create_string_buffer(64)
-    if cuda.cuDeviceGet(ctypes.byref(device), ordinal) or cuda.cuDeviceGetPCIBusId(buffer, 64, device):
-        print(json.dumps({"error": "cannot read the PCI bus id of CUDA device %d" % ordinal}))
-        raise SystemExit(0)
-    bus_ids.append(buffer.value.decode("ascii", "replace"))
-print(json.dumps({"bus_ids": bus_ids}))
-"""
-
+PROGRAM = standalone.path("cuda_order.py")  # runs in a child process: the driver never runs in ortprov
 _BUS_ID = re.compile(r"^(?:([0-9a-fA-F]+):)?([0-9a-fA-F]+):([0-9a-fA-F]+)\.([0-7])$")
 
 
@@ -73,7 +49,7 @@ def cuda_bus_ids(env: dict[str, str], timeout: float = 20.0) -> tuple[tuple[str,
     """(the PCI bus ids of the devices CUDA sees with `env`, in CUDA's order; None and why when it cannot say)."""
     try:
         process = subprocess.Popen(
-            [sys.executable, "-I", "-c", CHILD],
+            [sys.executable, "-I", str(PROGRAM)],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

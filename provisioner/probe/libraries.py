@@ -1,8 +1,9 @@
 """Where the dynamic loader would find each CUDA library (libcudart.so.13, cudnn64_9.dll, ...).
 
-Pure parts: `match_library` (file name -> library + major), `parse_ldconfig` (text of `ldconfig -p`),
-`search_places` (which folders, in which order, with which source label). The walking part,
-`find_libraries`, only lists folders; every path hangs off an injectable root, env and ldconfig text.
+Pure parts: `parse_ldconfig` (text of `ldconfig -p`), `search_places` (which folders, in which order, with
+which source label); the names come from standalone/libnames.py (`match_library`: file name -> library and
+major). The walking part, `find_libraries`, only lists folders; every path hangs off an injectable root, env
+and ldconfig text.
 """
 
 from __future__ import annotations
@@ -15,15 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from provisioner.facts import LibraryHit, NvidiaWheel, TorchInfo
+from provisioner.standalone.libnames import match_library
 
-LIBRARIES = ("cuda", "cudart", "cublas", "cublasLt", "cufft", "curand", "nvrtc", "cudnn", "nvinfer")
-
-# Linux: the SONAME the loader asks for (libcudnn.so.9; CUDA 11's libcudart.so.11.0 and libnvrtc.so.11.2),
-# never the fully versioned file (libcudnn.so.9.14.0) or the dev symlink (libcudnn.so).
-_LINUX_NAME = re.compile(r"^lib(cuda|cudart|cublas|cublasLt|cufft|curand|nvrtc|cudnn|nvinfer)\.so\.(\d+)(?:\.\d+)?$")
-_WINDOWS_NAME = re.compile(r"^(cudart|cublas|cublasLt|cufft|curand|cudnn)64_(\d+)\.dll$", re.IGNORECASE)
-_WINDOWS_NVRTC = re.compile(r"^nvrtc64_(\d+)_0\.dll$", re.IGNORECASE)  # nvrtc64_120_0.dll: CUDA 12.0
-_WINDOWS_NVINFER = re.compile(r"^nvinfer(?:_(\d+))?\.dll$", re.IGNORECASE)  # nvinfer_10.dll, nvinfer.dll (TRT 8)
 _LDCONFIG_LINE = re.compile(r"^\s+(\S+)\s+\(([^)]*)\)\s+=>\s+(.+?)\s*$")
 _LDCONFIG_ARCH = {"x86_64": "x86-64", "amd64": "x86-64", "aarch64": "AArch64", "arm64": "AArch64"}
 
@@ -37,29 +31,6 @@ class Place:
 
 
 LDCONFIG_CACHE = Place("ld.so cache", "ldconfig")  # where in the search order the `ldconfig -p` entries go
-
-
-def match_library(filename: str, windows: bool = False) -> tuple[str, str | None] | None:
-    """('cudnn', '9') for libcudnn.so.9 or cudnn64_9.dll; None for anything else."""
-    if not windows:
-        match = _LINUX_NAME.match(filename)
-        return (match.group(1), match.group(2)) if match else None
-    match = _WINDOWS_NAME.match(filename)
-    if match:
-        canonical = {name.lower(): name for name in LIBRARIES}[match.group(1).lower()]
-        major = match.group(2)
-        if canonical == "cudart" and len(major) >= 3:
-            major = major[:-1]  # CUDA 11's cudart64_110.dll, CUDA 10.1's cudart64_101.dll
-        return canonical, major
-    match = _WINDOWS_NVRTC.match(filename)
-    if match and len(match.group(1)) >= 2:
-        return "nvrtc", match.group(1)[:-1]
-    match = _WINDOWS_NVINFER.match(filename)
-    if match:
-        return "nvinfer", match.group(1)
-    if filename.lower() == "nvcuda.dll":
-        return "cuda", None
-    return None
 
 
 def parse_ldconfig(text: str, arch: str | None = None) -> list[tuple[str, str]]:

@@ -1,27 +1,16 @@
-"""Installed packages of the *target* interpreter, read by a child process (packages_child.py).
-
-The child runs with a timeout and never imports onnxruntime or torch, so a broken CUDA install cannot hang or
-crash ortprov. `start_probe` returns at once; `PackageProbe.result()` collects, so other probes run meanwhile.
+"""What the target probe (standalone/packages_probe.py, run in the target by provisioner.probe.target) found,
+as facts: the interpreter, its onnxruntime flavours, torch, NVIDIA wheels, every distribution. Pure.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from provisioner.errors import BadInput
 from provisioner.facts import MissingFiles, NvidiaWheel, OrtDist, PythonInfo, TorchInfo
-
-CHILD_SCRIPT = Path(__file__).with_name("packages_child.py")
-MARKER = "ORTPROV-PROBE "
+from provisioner.standalone.packages_probe import MARKER
 
 _CU_SUFFIX = re.compile(r"-cu(\d+)(?=-|$)")
 _CU_DIR = re.compile(r"^cu(\d+)$")
@@ -45,43 +34,11 @@ class PackagesReport:
     torch_requires: tuple[str, ...] = ()  # normalised names torch depends on (its NVIDIA wheels)
     nvidia_wheels: tuple[NvidiaWheel, ...] = ()
     errors: tuple[str, ...] = ()
-
-
-def resolve_python(python: str | None, env: dict[str, str] | None = None) -> str:
-    """The target interpreter: --python (a path, a command on PATH, or a venv folder), else the active
-    venv ($VIRTUAL_ENV), else the active conda env ($CONDA_PREFIX), else the interpreter running ortprov."""
-    env = dict(os.environ) if env is None else env
-    if python is None:
-        for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
-            prefix = env.get(variable)
-            candidate = _interpreter_in(Path(prefix)) if prefix else None
-            if candidate:
-                return candidate
-        return sys.executable
-    path = Path(python).expanduser()
-    if path.is_dir():
-        inside = _interpreter_in(path)
-        if inside:
-            return inside
-        raise BadInput(
-            f"--python {python!r} is a folder without a Python interpreter", hint="pass bin/python of a venv"
-        )
-    if path.is_file():
-        if not os.access(path, os.X_OK):
-            raise BadInput(f"--python {python!r} is not executable", hint="pass the path of a Python interpreter")
-        return str(path.absolute())
-    found = shutil.which(python, path=env.get("PATH")) if os.sep not in python else None
-    if found:
-        return found
-    raise BadInput(f"--python {python!r} does not exist", hint="pass a path such as .venv/bin/python, or python3.12")
-
-
-def _interpreter_in(prefix: Path) -> str | None:
-    for relative in ("bin/python", "bin/python3", "Scripts/python.exe", "python.exe"):
-        candidate = prefix / relative
-        if candidate.is_file():
-            return str(candidate)
-    return None
+    distributions: tuple[tuple[str, str], ...] = ()  # (normalised name, version) of each, first on sys.path
+    purelib: str = ""  # where the interpreter installs: site-packages (the loader hook goes there)
+    platlib: str = ""
+    scripts: str = ""
+    interpreter: str = ""  # the path ortprov ran the probe with (what pip, uv and the verify child are given)
 
 
 @dataclass(frozen=True)
@@ -102,97 +59,15 @@ class FilesReport:
     errors: tuple[str, ...] = ()
 
 
-class PackageProbe:
-    """A running child probe; `result()` (or, for `--files`, `files_result()`) waits for it (up to the
-    timeout) and never raises."""
-
-    def __init__(self, python: str, timeout: float, args: tuple[str, ...] = ()) -> None:
-        self.python = python
-        self.timeout = timeout
-        self._error: str | None = None
-        self._process: subprocess.Popen[str] | None = None
-        try:
-            self._process = subprocess.Popen(
-                [python, str(CHILD_SCRIPT), *args],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                env=_child_env(),
-                start_new_session=os.name == "posix",  # so a timeout kills its children too
-            )
-        except OSError as exc:
-            self._error = f"could not start {python}: {exc.strerror or exc}"
-
-    def result(self) -> PackagesReport:
-        """Collect the child's answer; problems become one-line errors in the report."""
-        answer = self._answer()
-        if isinstance(answer, str):
-            return PackagesReport(python=None, errors=(answer,))
-        return report_from_child(answer)
-
-    def files_result(self) -> FilesReport:
-        """Collect the answer of a child started with `--files`."""
-        answer = self._answer()
-        if isinstance(answer, str):
-            return FilesReport(errors=(answer,))
-        incomplete = tuple(
-            IncompleteDist(item["name"], item["version"], item.get("location"), missing)
-            for item in answer.get("incomplete") or []
-            if (missing := _missing_files(item)) is not None
-        )
-        return FilesReport(incomplete, tuple(f"package probe: {line}" for line in answer.get("errors") or ()))
-
-    def _answer(self) -> dict[str, Any] | str:
-        """The child's JSON answer, or one error line."""
-        if self._process is None:
-            return f"package probe: {self._error}"
-        try:
-            stdout, stderr = self._process.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            _kill_tree(self._process)
-            return f"package probe: {self.python} did not answer within {self.timeout:g} s (killed)"
-        return _parse_answer(stdout, stderr, self._process.returncode, self.python)
-
-
-def _kill_tree(process: subprocess.Popen[str]) -> None:
-    """Kill the probe and everything it started (its own session on POSIX), then reap it."""
-    from provisioner.childproc import kill_group
-
-    kill_group(process)
-    with contextlib.suppress(subprocess.TimeoutExpired):  # a grandchild outside the session holds the pipes
-        process.communicate(timeout=5)
-
-
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("PYTHONSTARTUP", None)
-    env["PYTHONIOENCODING"] = "utf-8"
-    return env
-
-
-def start_probe(python: str, timeout: float = 20.0) -> PackageProbe:
-    """Start the child probe in `python` and return without waiting."""
-    return PackageProbe(python, timeout)
-
-
-def check_files(python: str, timeout: float = 60.0) -> FilesReport:
-    """Every distribution of `python`'s environment (its sys.path) whose RECORD lists files that are missing
-    on disk: what an install, uninstall or restore must never leave behind. Never raises."""
-    return PackageProbe(python, timeout, ("--files",)).files_result()
-
-
 def parse_child_output(stdout: str, stderr: str, returncode: int, python: str) -> PackagesReport:
     """Turn the child's stdout into a PackagesReport; a crash or garbage becomes one error line."""
-    answer = _parse_answer(stdout, stderr, returncode, python)
+    answer = parse_answer(stdout, stderr, returncode, python)
     if isinstance(answer, str):
-        return PackagesReport(python=None, errors=(answer,))
-    return report_from_child(answer)
+        return PackagesReport(python=None, errors=(answer,), interpreter=python)
+    return report_from_child(answer, python)
 
 
-def _parse_answer(stdout: str, stderr: str, returncode: int, python: str) -> dict[str, Any] | str:
+def parse_answer(stdout: str, stderr: str, returncode: int, python: str) -> dict[str, Any] | str:
     """The JSON after the child's marker line, or one error line (a crash, garbage, an old Python)."""
     for line in reversed(stdout.splitlines()):
         if line.startswith(MARKER):
@@ -203,11 +78,16 @@ def _parse_answer(stdout: str, stderr: str, returncode: int, python: str) -> dic
             if not isinstance(data, dict):
                 return "package probe: unreadable answer (not an object)"
             return data
+    return f"package probe: {python} gave no answer ({exit_reason(stderr, returncode)})"
+
+
+def exit_reason(stderr: str, returncode: int | None) -> str:
+    """'exit code 1: <the last line of stderr>', for a child that ended without an answer."""
     last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()), "")
     why = f"exit code {returncode}" + (f": {last}" if last else "")
     if "SyntaxError" in last:
         why += "; the probe needs Python 3.8 or newer"
-    return f"package probe: {python} gave no answer ({why})"
+    return why
 
 
 def _missing_files(item: dict[str, Any]) -> MissingFiles | None:
@@ -217,8 +97,8 @@ def _missing_files(item: dict[str, Any]) -> MissingFiles | None:
     return MissingFiles(int(data["count"]), int(data["listed"]), tuple(str(p) for p in data.get("sample") or ()))
 
 
-def report_from_child(data: dict[str, Any]) -> PackagesReport:
-    """Build the facts from the child's JSON."""
+def report_from_child(data: dict[str, Any], interpreter: str = "") -> PackagesReport:
+    """Build the facts from the child's JSON (the probe ran in `interpreter`)."""
     py = data.get("python") or {}
     python = PythonInfo(
         executable=str(py.get("executable", "")),
@@ -258,6 +138,7 @@ def report_from_child(data: dict[str, Any]) -> PackagesReport:
         nvidia_wheel(item["name"], item["version"], tuple(item.get("lib_dirs") or ()), _missing_files(item))
         for item in data.get("nvidia_wheels") or []
     )
+    paths = data.get("paths") or {}
     return PackagesReport(
         python=python,
         onnxruntime=onnxruntime,
@@ -265,7 +146,24 @@ def report_from_child(data: dict[str, Any]) -> PackagesReport:
         torch_requires=requires,
         nvidia_wheels=wheels,
         errors=tuple(f"package probe: {line}" for line in data.get("errors") or ()),
+        distributions=tuple((str(name), str(version)) for name, version in data.get("distributions") or ()),
+        purelib=str(paths.get("purelib") or ""),
+        platlib=str(paths.get("platlib") or ""),
+        scripts=str(paths.get("scripts") or ""),
+        interpreter=interpreter,
     )
+
+
+def files_report(answer: dict[str, Any] | str) -> FilesReport:
+    """The answer of a probe run with `--files` (or one error line) as a FilesReport."""
+    if isinstance(answer, str):
+        return FilesReport(errors=(answer,))
+    incomplete = tuple(
+        IncompleteDist(item["name"], item["version"], item.get("location"), missing)
+        for item in answer.get("incomplete") or []
+        if (missing := _missing_files(item)) is not None
+    )
+    return FilesReport(incomplete, tuple(f"package probe: {line}" for line in answer.get("errors") or ()))
 
 
 def nvidia_wheel(

@@ -1,7 +1,8 @@
 """Read what the dynamic loader reads from an ELF shared object: DT_NEEDED, RPATH, RUNPATH and SONAME.
 
-Standard library only (Python 3.8+): it runs in ortprov, in the target interpreter (the verify child, the
-loader hook installed into a venv) and inside Docker builds. It reads the program headers and the PT_DYNAMIC
+Standard library only (Python 3.8+): it runs in ortprov (wheelfacts.py), in the target interpreter
+(verify_child.py, and loader_hook.py once `apply` installed it) and inside Docker builds (check_cuda_libs.py),
+always the same file. It reads the program headers and the PT_DYNAMIC
 segment, as ld.so does (section headers may be stripped), through `read(offset, length)`, so a 1 GB library
 costs a few small reads, and a library inside a remote wheel can be read from a prefix of its bytes.
 """

@@ -2,8 +2,9 @@
 
 onnxruntime's CUDA provider has no RUNPATH to site-packages/nvidia/*: without a CUDA toolkit on the loader's
 path, a plain program falls back to the CPU unless it calls onnxruntime.preload_dlls() or imports torch first.
-`ortprov apply` installs this file as site-packages/_ortprov_loader/__init__.py (with elf.py and hook.json
-beside it) and one line in site-packages/ortprov-loader.pth that imports it when the interpreter starts.
+`ortprov apply` installs this file as site-packages/_ortprov_loader/__init__.py (with its siblings elf.py and
+libnames.py, and hook.json, beside it) and one line in site-packages/ortprov-loader.pth that imports it when
+the interpreter starts.
 
 At start-up it only puts a finder at the front of sys.meta_path: no file is read, nothing is loaded. The first
 time the program imports onnxruntime, the finder steps out of sys.meta_path and prepares the libraries, then
@@ -17,7 +18,8 @@ lets the import go on as usual:
   provider's dependencies) and to os.add_dll_directory.
 
 Standard library only, Python 3.8+. It must never break an interpreter: every failure is caught and kept in
-STATUS, which `ortprov verify` and `ortprov doctor` read and report.
+STATUS, which `ortprov verify` and `ortprov doctor` read and report. It is always a package member (never run
+as a script), and imports its siblings only when onnxruntime is imported: `from . import elf, libnames`.
 """
 
 import sys
@@ -99,11 +101,12 @@ def prepare_linux(paths: "list[str]") -> None:
     if not index:
         return _inert("no NVIDIA wheel libraries in site-packages")
     STATUS["folders"] = sorted({os.path.dirname(path) for path in index.values()})
-    from . import elf
+    from . import elf, libnames
 
     wanted = []
     for provider in providers:
-        if provider.endswith(TENSORRT_PROVIDER) and not any(name.startswith("libnvinfer") for name in index):
+        tensorrt_wheels = any(libnames.library_family(name) == "nvinfer" for name in index)
+        if provider.endswith(TENSORRT_PROVIDER) and not tensorrt_wheels:
             continue  # TensorRT's libraries are not installed from wheels: nothing to prepare for it
         wanted += [name for name in elf.read_dynamic_file(provider).needed if name not in wanted]
     major = cuda_major(package, wanted)
@@ -123,7 +126,7 @@ def prepare_linux(paths: "list[str]") -> None:
             STATUS["errors"].append(f"{soname}: {exc}")
     STATUS["already_loaded"] = sorted(name for name in wanted if name in mapped)
     STATUS["not_in_wheels"] = sorted(
-        name for name in wanted if name not in index and name not in mapped and not is_driver_library(name)
+        name for name in wanted if name not in index and name not in mapped and not libnames.is_driver_library(name)
     )
     STATUS["state"] = "loaded"
 
@@ -148,6 +151,8 @@ def wheel_libraries(paths: "list[str]") -> "dict[str, str]":
     """soname -> path of every shared library in the NVIDIA (and TensorRT) wheel folders, first path wins."""
     import os
 
+    from . import libnames
+
     index: dict[str, str] = {}
     for entry in paths:
         if not entry or not os.path.isdir(entry):
@@ -164,7 +169,7 @@ def wheel_libraries(paths: "list[str]") -> "dict[str, str]":
             except OSError:
                 continue
             for filename in names:
-                if filename.startswith("lib") and ".so" in filename:
+                if libnames.is_shared_library(filename):
                     index.setdefault(filename, os.path.join(folder, filename))
     return index
 
@@ -174,6 +179,8 @@ def cuda_major(package: str, needed: "list[str]") -> "str | None":
     import os
     import re
 
+    from . import libnames
+
     try:
         with open(os.path.join(package, "capi", "build_and_package_info.py"), encoding="utf-8") as handle:
             found = re.search(r"^cuda_version\s*=\s*['\"](\d+)", handle.read(), re.M)
@@ -182,9 +189,9 @@ def cuda_major(package: str, needed: "list[str]") -> "str | None":
     except OSError:
         pass
     for name in needed:
-        found = re.match(r"^lib(?:cudart|cublas)\.so\.(\d+)", name)
-        if found:
-            return found.group(1)
+        library = libnames.match_library(name)
+        if library is not None and library[0] in ("cudart", "cublas"):
+            return library[1]
     return None
 
 
@@ -215,11 +222,6 @@ def mapped_sonames() -> "set[str]":
     except OSError:
         pass
     return names
-
-
-def is_driver_library(name: str) -> bool:
-    """libcuda.so.1 and the other libraries that come with the NVIDIA driver, never from a wheel."""
-    return name.startswith(("libcuda.so", "libnvidia-", "libnvcuvid", "libnvidia-ml"))
 
 
 def load_order(

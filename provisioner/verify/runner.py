@@ -15,11 +15,13 @@ import subprocess
 import time
 from pathlib import Path
 
+from provisioner import standalone
 from provisioner.childproc import kill_group
 from provisioner.errors import BadInput
 from provisioner.verify.report import Failure, VerifyReport
 
-CHILD_SCRIPT = Path(__file__).resolve().parent / "child.py"
+CHILD_SCRIPT = standalone.path("verify_child.py")
+MODELS_DIR = Path(__file__).resolve().parent / "models"  # the built-in check models
 STAGE_PREFIX = "ortprov-verify-stage: "
 PROVIDERS = ("cuda", "tensorrt")
 STDERR_TAIL_CHARS = 20000
@@ -107,14 +109,29 @@ def _validate(python: str, provider: str, model: str | None, dims: dict[str, int
 
 
 def _child_argv(python: str, provider: str, model: str | None, static: bool, dims: dict[str, int]) -> list[str]:
-    argv = [python, str(CHILD_SCRIPT), "--provider", provider]
+    argv = [python, str(CHILD_SCRIPT), "--provider", provider, "--models", str(MODELS_DIR)]
     if model:
         argv += ["--model", str(Path(model).resolve())]
     if static:
         argv.append("--static")
+        for major, sonames in lazy_sonames().items():
+            argv += ["--lazy-sonames", f"{major}={','.join(sonames)}"]
     for name, size in dims.items():
         argv += ["--dim", f"{name}={size}"]
     return argv
+
+
+def lazy_sonames() -> dict[str, tuple[str, ...]]:
+    """CUDA major -> the cuDNN and cuFFT sonames its builds open at run time, from the matrix: what the static
+    check looks for when the installed onnxruntime is too old to say (it has no _get_nvidia_dll_paths)."""
+    from provisioner.matrix.load import load_matrix
+    from provisioner.matrix.query import sonames_by_cuda_major
+    from provisioner.standalone.libnames import library_family
+
+    return {
+        major: tuple(name for name in sonames if library_family(name) in ("cudnn", "cufft"))
+        for major, sonames in sonames_by_cuda_major(load_matrix()).items()
+    }
 
 
 def _run_child(

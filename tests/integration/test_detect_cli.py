@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from provisioner.facts import HostFacts
+from provisioner.standalone.packages_probe import HELLO
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,8 +86,18 @@ def test_detect_probes_another_venv(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(os.name == "nt", reason="shell script interpreter")
 def test_hanging_python_times_out_cleanly(tmp_path: Path) -> None:
+    """Silent from the start: not a working Python (exit 2). A Python whose probe starts (it says hello) and
+    then hangs, a stuck file system say: the facts of the host, and why the target's are missing."""
+    silent = tmp_path / "silent"
+    silent.write_text("#!/bin/sh\nsleep 60\n")
+    silent.chmod(0o755)
+    started = time.monotonic()
+    refused = ortprov("detect", "--json", "--python", str(silent), "--timeout", "1")
+    assert time.monotonic() - started < 20
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "is not a working Python interpreter: it did not answer within 1 s (killed)" in refused.stderr
     fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\nsleep 60\n")
+    fake.write_text(f"#!/bin/sh\necho {HELLO}\nsleep 60\n")
     fake.chmod(0o755)
     started = time.monotonic()
     result = ortprov("detect", "--json", "--python", str(fake), "--timeout", "1")

@@ -17,8 +17,9 @@ from provisioner.errors import BadInput
 from provisioner.installer import loader_hook
 from provisioner.matrix.load import load_matrix
 from provisioner.matrix.query import sonames_by_cuda_major
+from provisioner.standalone.elf import read_dynamic_file
+from provisioner.standalone.verify_child import classify_source
 from provisioner.verify import VerifyReport, run_verify
-from provisioner.verify.child import classify_source, library_family, read_elf_dynamic
 from tests.support.elf import build_so
 from tests.support.envs import DEV_PYTHON, REPO, ortprov_argv
 from tests.support.fake_ort import make_fake_venv, site_packages
@@ -223,11 +224,11 @@ def test_elf_reader_reads_needed_and_runpath(tmp_path: Path):
     for name in ("libcudart.so.13", "libcublas.so.13"):
         build_so(stubs, name)
     lib = build_so(tmp_path, "libprov.so", ["libcudart.so.13", "libcublas.so.13"], [stubs], "$ORIGIN/../x")
-    info = read_elf_dynamic(str(lib))
-    assert info["needed"][:2] == ["libcudart.so.13", "libcublas.so.13"]
-    assert info["runpath"] == ["$ORIGIN/../x"] and info["rpath"] == []
+    info = read_dynamic_file(str(lib))
+    assert info.needed[:2] == ["libcudart.so.13", "libcublas.so.13"]
+    assert info.runpath == ["$ORIGIN/../x"] and info.rpath == []
     with pytest.raises(ValueError):
-        read_elf_dynamic(__file__)
+        read_dynamic_file(__file__)
 
 
 def static_venv(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
@@ -347,29 +348,6 @@ def test_static_without_the_provider_library_is_cpu_package_only(tmp_path: Path)
 
 
 @pytest.mark.parametrize(
-    ("name", "family"),
-    [
-        ("libcudnn.so.9", "cudnn"),
-        ("libcudnn_engines_precompiled.so.9", "cudnn"),
-        ("cudnn64_9.dll", "cudnn"),
-        ("libcublasLt.so.13", "cublasLt"),
-        ("cublas64_12.dll", "cublas"),
-        ("libcudart.so.13", "cudart"),
-        ("cufft64_11.dll", "cufft"),
-        ("libcurand.so.10", "curand"),
-        ("libnvrtc.so.13", "nvrtc"),
-        ("libnvrtc-builtins.so.13.0", "nvrtc"),
-        ("libnvinfer.so.10", "nvinfer"),
-        ("libcuda.so.1", "cuda"),
-        ("libc.so.6", None),
-        ("libcudadebugger.so.1", None),
-    ],
-)
-def test_library_family(name: str, family: str | None):
-    assert library_family(name) == family
-
-
-@pytest.mark.parametrize(
     ("path", "source"),
     [
         ("/v/lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13", "pip"),
@@ -391,7 +369,7 @@ def test_child_runs_on_the_oldest_supported_python_syntax():
     """The child must parse on Python 3.8: compile it with feature_version=(3, 8)."""
     import ast
 
-    source = (REPO / "provisioner" / "verify" / "child.py").read_text(encoding="utf-8")
+    source = (REPO / "provisioner" / "standalone" / "verify_child.py").read_text(encoding="utf-8")
     ast.parse(source, feature_version=(3, 8))
     assert sys.version_info >= (3, 8)
 

@@ -1,4 +1,4 @@
-"""The built wheel ships the data folders and the probe's child script, and works from a fresh venv."""
+"""The built wheel ships the data folders and the standalone programs, and works from a fresh venv."""
 
 from __future__ import annotations
 
@@ -49,16 +49,17 @@ def shipped_files(folder: str) -> set[str]:
     }
 
 
-def test_wheel_has_data_folders_and_child_script(wheel: Path) -> None:
+def test_wheel_has_data_folders_and_standalone_programs(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for folder in ("matrices", "recipes"):
         missing = shipped_files(folder) - names
         assert not missing, f"{folder}/ files missing from the wheel: {sorted(missing)}"
-    assert "provisioner/probe/packages_child.py" in names
     # maintainer scripts (bin/) are not shipped, and no code sits beside the matrix data
     assert not [n for n in names if n.startswith(("bin/", "provisioner/bin/"))]
     assert not [n for n in names if n.startswith("provisioner/matrices/") and n.endswith(".py")]
     assert "provisioner/matrix/query.py" in names
+    for program in ("packages_probe.py", "verify_child.py", "check_cuda_libs.py", "elf.py", "libnames.py"):
+        assert f"provisioner/standalone/{program}" in names
     entry_points = next(name for name in names if name.endswith(".dist-info/entry_points.txt"))
     assert "ortprov = provisioner.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 

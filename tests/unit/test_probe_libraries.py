@@ -1,4 +1,5 @@
-"""provisioner.probe.libraries: name matching, saved `ldconfig -p` text, and fake Linux / Windows trees."""
+"""provisioner.probe.libraries: saved `ldconfig -p` text, and fake Linux / Windows trees (name matching:
+test_standalone.py)."""
 
 from __future__ import annotations
 
@@ -24,42 +25,6 @@ LDCONFIG_TEXT = """1247 libs found in cache `/etc/ld.so.cache'
 \tlibcublasLt.so.13 (libc6,x86-64) => /usr/local/cuda/targets/x86_64-linux/lib/libcublasLt.so.13
 \tlibc.so.6 (libc6,x86-64, OS ABI: Linux 3.2.0) => /lib/x86_64-linux-gnu/libc.so.6
 """
-
-
-@pytest.mark.parametrize(
-    ("filename", "windows", "expected"),
-    [
-        ("libcudnn.so.9", False, ("cudnn", "9")),
-        ("libcudnn.so.8", False, ("cudnn", "8")),
-        ("libcublasLt.so.12", False, ("cublasLt", "12")),
-        ("libcuda.so.1", False, ("cuda", "1")),
-        ("libnvinfer.so.10", False, ("nvinfer", "10")),
-        ("libcudart.so.11.0", False, ("cudart", "11")),  # CUDA 11's SONAMEs carry a minor
-        ("libnvrtc.so.11.2", False, ("nvrtc", "11")),
-        ("libcudnn.so.9.14.0", False, None),  # the loader asks for the SONAME
-        ("libcudnn.so", False, None),
-        ("libcudnn_ops.so.9", False, None),
-        ("libnvrtc-builtins.so.13.0", False, None),
-        ("cudnn64_9.dll", True, ("cudnn", "9")),
-        ("cublas64_12.dll", True, ("cublas", "12")),
-        ("cublasLt64_12.dll", True, ("cublasLt", "12")),
-        ("CUDART64_110.dll", True, ("cudart", "11")),
-        ("cudart64_101.dll", True, ("cudart", "10")),
-        ("cudart64_12.dll", True, ("cudart", "12")),
-        ("cufft64_11.dll", True, ("cufft", "11")),
-        ("curand64_10.dll", True, ("curand", "10")),
-        ("nvrtc64_120_0.dll", True, ("nvrtc", "12")),
-        ("nvrtc64_112_0.dll", True, ("nvrtc", "11")),
-        ("nvinfer_10.dll", True, ("nvinfer", "10")),
-        ("nvinfer.dll", True, ("nvinfer", None)),
-        ("nvcuda.dll", True, ("cuda", None)),
-        ("cudnn_ops64_9.dll", True, None),
-        ("libcudnn.so.9", True, None),
-        ("cudnn64_9.dll", False, None),
-    ],
-)
-def test_match_library(filename: str, windows: bool, expected: tuple[str, str | None] | None) -> None:
-    assert libraries.match_library(filename, windows) == expected
 
 
 def test_parse_ldconfig_keeps_this_architecture() -> None:

@@ -1,6 +1,6 @@
-"""provisioner.probe.packages: the real child script run by a real interpreter over a temporary folder
-standing for site-packages (handed to it through PYTHONPATH), fake interpreters that hang or crash, and
-the pure parts."""
+"""provisioner.probe.target and .packages: the real probe program (standalone/packages_probe.py) run by a
+real interpreter over a temporary folder standing for site-packages (handed to it through PYTHONPATH), fake
+interpreters that hang or crash, and the pure parts."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 
 from provisioner.errors import BadInput
 from provisioner.facts import MissingFiles
-from provisioner.probe import packages
+from provisioner.probe import packages, target
+from provisioner.standalone import packages_probe
 
 GPU_BUILD_INFO = (
     "package_name = 'onnxruntime-gpu'\n__version__ = '1.31.1'\ncuda_version = '13.0'\ncudnn_version = '9.8'\n"
@@ -65,7 +66,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def probe_dists(site: Path, python: str = sys.executable) -> packages.PackagesReport:
-    report = packages.start_probe(python, timeout=30).result()
+    report = target.start(python, timeout=30).result()
     assert not report.errors, report.errors
     return report
 
@@ -183,7 +184,7 @@ def test_check_files_names_every_incomplete_distribution_of_the_environment(site
     install_dist(site, "onnxruntime-gpu", "1.31.1", {"onnxruntime/__init__.py": "x"})
     (site / "requests_stub" / "api.py").unlink()
     shutil.rmtree(site / "onnxruntime")
-    report = packages.check_files(sys.executable, timeout=60)
+    report = target.check_files(sys.executable, timeout=60)
     assert not report.errors, report.errors
     here = {dist.name: dist for dist in report.incomplete if dist.location == str(site)}
     assert set(here) == {"requests-stub", "onnxruntime-gpu"}
@@ -196,7 +197,7 @@ def test_check_files_of_an_interpreter_that_does_not_answer(tmp_path: Path) -> N
     python = tmp_path / "python"
     python.write_bytes(b"\x00\x01not a program")
     python.chmod(0o755)
-    report = packages.check_files(str(python), timeout=5)
+    report = target.check_files(str(python), timeout=5)
     assert report.incomplete == () and len(report.errors) == 1
 
 
@@ -211,7 +212,7 @@ def test_python_facts_of_the_running_interpreter(site: Path) -> None:
 
 def test_conda_env_is_recognised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONDA_PREFIX", sys.prefix)
-    python = packages.start_probe(sys.executable, 30).result().python
+    python = target.start(sys.executable, 30).result().python
     assert python is not None and python.is_conda
 
 
@@ -223,29 +224,59 @@ def write_fake_interpreter(path: Path, body: str) -> str:
 
 @pytest.mark.skipif(os.name == "nt", reason="shell script interpreter")
 def test_hanging_interpreter_times_out(tmp_path: Path) -> None:
+    """Silent from the start: not a working Python, one sentence (BadInput: exit 2)."""
     python = write_fake_interpreter(tmp_path / "python", "sleep 30; echo late")  # the shell waits on a child
     started = time.monotonic()
-    report = packages.start_probe(python, timeout=0.5).result()
+    with pytest.raises(BadInput) as caught:
+        target.start(python, timeout=0.5).result()
+    assert time.monotonic() - started < 5
+    assert str(caught.value) == (
+        f"--python {python!r} is not a working Python interpreter: it did not answer within 0.5 s (killed)"
+    )
+
+
+@pytest.mark.skipif(os.name == "nt", reason="shell script interpreter")
+def test_a_python_that_hangs_after_saying_hello_times_out_with_an_error_line(tmp_path: Path) -> None:
+    """A working Python whose probe then hangs (a stuck file system): the facts say why they are missing."""
+    python = write_fake_interpreter(tmp_path / "python", f"echo {packages_probe.HELLO}; sleep 30; echo late")
+    started = time.monotonic()
+    report = target.start(python, timeout=0.5).result()
     assert time.monotonic() - started < 5
     assert report.python is None
     assert report.errors == (f"package probe: {python} did not answer within 0.5 s (killed)",)
 
 
 @pytest.mark.skipif(os.name == "nt", reason="shell script interpreter")
+def test_hanging_interpreter_gets_a_few_seconds_to_say_hello(tmp_path: Path) -> None:
+    python = write_fake_interpreter(tmp_path / "python", "sleep 60")
+    started = time.monotonic()
+    with pytest.raises(BadInput, match=f"did not answer within {target.START_TIMEOUT:g} s"):
+        target.start(python, timeout=20).result()
+    assert time.monotonic() - started < target.START_TIMEOUT + 3
+
+
+@pytest.mark.skipif(os.name == "nt", reason="shell script interpreter")
 def test_crashing_interpreter_gives_one_line(tmp_path: Path) -> None:
     python = write_fake_interpreter(tmp_path / "python", "echo 'Fatal Python error: init_fs_encoding' >&2; exit 1")
-    report = packages.start_probe(python, timeout=5).result()
-    assert report.errors == (
-        f"package probe: {python} gave no answer (exit code 1: Fatal Python error: init_fs_encoding)",
+    with pytest.raises(BadInput) as caught:
+        target.start(python, timeout=5).result()
+    assert str(caught.value) == (
+        f"--python {python!r} is not a working Python interpreter: it gave no answer "
+        "(exit code 1: Fatal Python error: init_fs_encoding)"
     )
+    crashed_later = write_fake_interpreter(
+        tmp_path / "python3", f"echo {packages_probe.HELLO}; echo 'MemoryError' >&2; exit 1"
+    )
+    report = target.start(crashed_later, timeout=5).result()
+    assert report.errors == (f"package probe: {crashed_later} gave no answer (exit code 1: MemoryError)",)
 
 
 def test_unstartable_interpreter(tmp_path: Path) -> None:
     path = tmp_path / "python"
     path.write_bytes(b"\x00\x01not a program")
     path.chmod(0o755)
-    report = packages.start_probe(str(path), timeout=5).result()
-    assert report.python is None and len(report.errors) == 1 and report.errors[0].startswith("package probe:")
+    with pytest.raises(BadInput, match="is not a working Python interpreter: it could not be started"):
+        target.start(str(path), timeout=5).result()
 
 
 def test_parse_child_output_ignores_chatter_and_garbage() -> None:
@@ -257,22 +288,24 @@ def test_parse_child_output_ignores_chatter_and_garbage() -> None:
     assert broken.python is None and broken.errors[0].startswith("package probe: unreadable answer")
 
 
-def test_resolve_python_paths(tmp_path: Path) -> None:
+def test_find_interpreter_paths(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="does not exist"):
-        packages.resolve_python(str(tmp_path / "missing/python"), {})
+        target.find_interpreter(str(tmp_path / "missing/python"), {})
     with pytest.raises(BadInput, match="folder without a Python"):
-        packages.resolve_python(str(tmp_path), {})
+        target.find_interpreter(str(tmp_path), {})
     not_executable = tmp_path / "python.txt"
     not_executable.write_text("")
     with pytest.raises(BadInput, match="not executable"):
-        packages.resolve_python(str(not_executable), {})
+        target.find_interpreter(str(not_executable), {})
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     interpreter = Path(write_fake_interpreter(venv / "bin/python", "true"))
-    assert packages.resolve_python(str(venv), {}) == str(interpreter)
-    assert packages.resolve_python(None, {"VIRTUAL_ENV": str(venv)}) == str(interpreter)
-    assert packages.resolve_python(None, {}) == sys.executable
-    assert packages.resolve_python("python", {"PATH": str(venv / "bin")}) == str(interpreter)
+    assert target.find_interpreter(str(venv), {}) == str(interpreter)
+    assert target.find_interpreter(None, {"VIRTUAL_ENV": str(venv)}) == str(interpreter)
+    assert target.find_interpreter(None, {}) == sys.executable
+    assert target.find_interpreter("python", {"PATH": str(venv / "bin")}) == str(interpreter)
+    assert target.active_interpreter({"CONDA_PREFIX": str(venv)}) == str(interpreter)
+    assert target.active_interpreter({}) is None
 
 
 @pytest.mark.parametrize(
@@ -353,3 +386,21 @@ def test_same_answer_as_importlib_metadata(site: Path) -> None:
             ("nvidia-nccl-cu12", "2.21.5"),
         }
     )
+
+
+def test_every_distribution_and_where_the_target_installs(site: Path) -> None:
+    """One answer serves apply too: every distribution (first on sys.path wins), pip, the install folders."""
+    import importlib.metadata
+    import sysconfig
+
+    install_dist(site, "Requests_Stub", "2.0", {"requests_stub/__init__.py": ""})
+    install_dist(site, "pip", "0.1", {"pip/__init__.py": ""})  # shadows the venv's own pip
+    report = probe_dists(site)
+    found = dict(report.distributions)
+    assert found["requests-stub"] == "2.0" and found["pip"] == "0.1"
+    for dist in importlib.metadata.distributions():
+        assert packages_probe.normalize(dist.metadata["Name"]) in found
+    assert (report.purelib, report.platlib, report.scripts) == tuple(
+        sysconfig.get_paths()[key] for key in ("purelib", "platlib", "scripts")
+    )
+    assert report.interpreter == sys.executable

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from provisioner import standalone
 from provisioner.errors import BadInput, DataError, NoCompatiblePlan
 from provisioner.plan import Step, step_argv
 from provisioner.recipes import (
@@ -25,7 +26,6 @@ from provisioner.recipes import (
     powershell_quote,
     render,
 )
-from provisioner.resources import data_dir
 from tests.support.recipe_plans import cuda11_plan, cuda12_plan, host, matrix
 
 HOSTILE = [
@@ -351,14 +351,20 @@ def test_dockerfile_slim_structure() -> None:
 
 
 def test_dockerfile_writes_the_shipped_check_script_verbatim() -> None:
+    """The check program and the siblings it imports, each the very file ortprov runs (one ELF reader)."""
     text = render(cuda12_plan(), "dockerfile", matrix=matrix())
     (check,) = [value for value in runs(parse_dockerfile(text)) if "printf" in value]
     words = shlex.split(check)
-    start = words.index("%s\\n") + 1
-    end = words.index(">")
-    script = (data_dir("recipes") / "check_cuda_libs.py").read_text()
-    assert words[start:end] == script.splitlines()
-    assert words[end + 1] == CHECK_SCRIPT_PATH
+    written = {}
+    end = 0
+    while "%s\\n" in words[end:]:
+        start = words.index("%s\\n", end) + 1
+        end = words.index(">", start)
+        written[words[end + 1]] = words[start:end]
+    assert set(written) == {f"/opt/ortprov/{name}" for name in ("check_cuda_libs.py", "elf.py", "libnames.py")}
+    for path, lines in written.items():
+        assert lines == standalone.path(path.rsplit("/", 1)[1]).read_text().splitlines()
+    assert CHECK_SCRIPT_PATH in written
     tail = words[words.index(CHECK_SCRIPT_PATH, end + 2) :]
     assert "--write-ld-conf" in tail and "ldconfig" in tail
     assert tail[-8:] == [
@@ -434,22 +440,14 @@ def test_dockerfile_has_no_secrets_or_shell_from_plan_strings() -> None:
 # -- the in-image check script, run for real ----------------------------------------------------------------
 
 
-def load_check_module() -> object:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("check_cuda_libs", data_dir("recipes") / "check_cuda_libs.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_elf_reader_matches_the_real_onnxruntime_library() -> None:
     import onnxruntime
 
+    from provisioner.standalone import check_cuda_libs
+
     capi = Path(onnxruntime.__file__).parent / "capi"
     (pybind,) = capi.glob("onnxruntime_pybind11_state*.so")
-    needed, runpath = load_check_module().elf_dynamic(str(pybind))  # type: ignore[attr-defined]
+    needed, runpath = check_cuda_libs.elf_dynamic(str(pybind))
     assert "libc.so.6" in needed and "libstdc++.so.6" in needed
     assert runpath == [str(capi)]  # $ORIGIN expanded
 
@@ -459,7 +457,7 @@ def test_check_script_fails_in_an_environment_with_the_cpu_package() -> None:
     done = subprocess.run(
         [
             sys.executable,
-            str(data_dir("recipes") / "check_cuda_libs.py"),
+            str(standalone.path("check_cuda_libs.py")),
             "libcuda.so.1",
             "libdoesnotexist.so.1",
         ],

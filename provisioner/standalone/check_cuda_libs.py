@@ -1,7 +1,8 @@
 """ortprov build-time check: every library the onnxruntime CUDA provider needs resolves in this image.
 
-Written into the image by the ortprov Dockerfile recipe and run while the image is built, on a machine that
-may have no GPU. It uses only the standard library (Python >= 3.8).
+Written into the image by the ortprov Dockerfile recipe, with its siblings elf.py (the ELF reader) and
+libnames.py (the CUDA library names) beside it, and run while the image is built, on a machine that may have
+no GPU. It uses only the standard library (Python >= 3.8).
 
     check_cuda_libs.py [--tensorrt] SONAME ...     check; exit 1 and name what is missing
     check_cuda_libs.py --write-ld-conf FILE        list the NVIDIA pip-wheel library folders in FILE
@@ -13,24 +14,24 @@ the loader: LD_LIBRARY_PATH, the ld.so cache, the default folders). The librarie
 (libcuda.so.1, ...) come from the host at run time (NVIDIA Container Toolkit) and are skipped.
 """
 
+from __future__ import annotations
+
 import contextlib
 import ctypes
 import glob
 import os
 import site
-import struct
 import sys
 import sysconfig
 
-DRIVER_LIBS = frozenset({
-    "libcuda.so", "libcuda.so.1", "libnvidia-ml.so.1", "libnvidia-ptxjitcompiler.so.1",
-    "libnvcuvid.so.1", "libnvidia-encode.so.1", "libnvidia-opticalflow.so.1",
-})
-DT_NEEDED, DT_RPATH, DT_RUNPATH = 1, 15, 29
-SHT_DYNAMIC = 6
+if __package__:  # a package member: provisioner.standalone (ortprov's tests)
+    from . import elf, libnames
+else:  # run as a script: its folder is sys.path[0]
+    import elf  # type: ignore[no-redef]
+    import libnames  # type: ignore[no-redef]
 
 
-def site_dirs():
+def site_dirs() -> list[str]:
     """The site-packages folders of this interpreter."""
     found = []
     candidates = [sysconfig.get_paths().get("purelib"), sysconfig.get_paths().get("platlib")]
@@ -42,7 +43,7 @@ def site_dirs():
     return found
 
 
-def nvidia_lib_dirs():
+def nvidia_lib_dirs() -> list[str]:
     """Folders under site-packages holding NVIDIA (and TensorRT) shared libraries from pip wheels."""
     dirs = []
     for base in site_dirs():
@@ -55,41 +56,16 @@ def nvidia_lib_dirs():
     return dirs
 
 
-def elf_dynamic(path):
-    """(DT_NEEDED names, RUNPATH/RPATH folders) of a 64-bit little-endian ELF shared object."""
-    with open(path, "rb") as file:
-        data = file.read()
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        return [], []
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    needed, paths = [], []
-    for section in sections:
-        if section[1] != SHT_DYNAMIC:
-            continue
-        offset, size, link = section[4], section[5], section[6]
-        strtab = sections[link][4]
-
-        def string_at(index, strtab=strtab):
-            end = data.index(b"\0", strtab + index)
-            return data[strtab + index:end].decode("utf-8", "replace")
-
-        for pos in range(offset, offset + size, 16):
-            tag, value = struct.unpack_from("<qQ", data, pos)
-            if tag == 0:
-                break
-            if tag == DT_NEEDED:
-                needed.append(string_at(value))
-            elif tag in (DT_RPATH, DT_RUNPATH):
-                origin = os.path.dirname(os.path.abspath(path))
-                for entry in string_at(value).split(":"):
-                    if entry:
-                        paths.append(entry.replace("$ORIGIN", origin).replace("${ORIGIN}", origin))
-    return needed, paths
+def elf_dynamic(path: str) -> tuple[list[str], list[str]]:
+    """(DT_NEEDED names, RUNPATH and RPATH folders with $ORIGIN expanded) of an ELF shared object."""
+    dynamic = elf.read_dynamic_file(path)
+    origin = os.path.dirname(os.path.abspath(path))
+    folders = [entry.replace("$ORIGIN", origin).replace("${ORIGIN}", origin) for entry in dynamic.runpath]
+    folders += [entry.replace("$ORIGIN", origin).replace("${ORIGIN}", origin) for entry in dynamic.rpath]
+    return dynamic.needed, folders
 
 
-def onnxruntime_capi():
+def onnxruntime_capi() -> str | None:
     """The onnxruntime/capi folder of the installed onnxruntime, or None."""
     import importlib.util
 
@@ -99,7 +75,7 @@ def onnxruntime_capi():
     return os.path.join(list(spec.submodule_search_locations)[0], "capi")
 
 
-def load(soname, search_first):
+def load(soname: str, search_first: list[str]) -> str | None:
     """dlopen `soname` (RUNPATH folders first, then the search of the loader); the error text, or None."""
     for folder in search_first:
         candidate = os.path.join(folder, soname)
@@ -116,7 +92,7 @@ def load(soname, search_first):
         return str(exc)
 
 
-def check(sonames, tensorrt):
+def check(sonames: list[str], tensorrt: bool) -> int:
     """Print one line per library; return the exit status."""
     problems = []
     capi = onnxruntime_capi()
@@ -132,20 +108,26 @@ def check(sonames, tensorrt):
         problems.append(f"import onnxruntime failed: {exc}")
     providers = ["cuda"] + (["tensorrt"] if tensorrt else [])
     wanted = list(sonames)
-    runpaths = []
+    runpaths: list[str] = []
     for provider in providers:
         library = os.path.join(capi, f"libonnxruntime_providers_{provider}.so")
         if not os.path.exists(library):
             name = os.path.basename(library)
-            problems.append(f"{name} is missing: this onnxruntime has no {provider} provider "
-                            "(is the CPU package installed instead of onnxruntime-gpu?)")
+            problems.append(
+                f"{name} is missing: this onnxruntime has no {provider} provider "
+                "(is the CPU package installed instead of onnxruntime-gpu?)"
+            )
             continue
-        needed, paths = elf_dynamic(library)
+        try:
+            needed, paths = elf_dynamic(library)
+        except (OSError, ValueError) as exc:
+            problems.append(f"cannot read {library}: {exc}")
+            continue
         wanted += needed
         runpaths += paths + [capi]
     checked = 0
     for soname in dict.fromkeys(wanted):
-        if soname in DRIVER_LIBS:
+        if libnames.is_driver_library(soname):
             print(f"skip     {soname} (from the NVIDIA driver at run time)")
             continue
         error = load(soname, runpaths)
@@ -158,14 +140,16 @@ def check(sonames, tensorrt):
     if problems:
         print("ortprov check failed: " + "; ".join(problems), file=sys.stderr)
         folders = ", ".join(nvidia_lib_dirs()) or "none"
-        print(f"hint: the CUDA provider would fail to load at run time; NVIDIA wheel folders found: {folders}",
-              file=sys.stderr)
+        print(
+            f"hint: the CUDA provider would fail to load at run time; NVIDIA wheel folders found: {folders}",
+            file=sys.stderr,
+        )
         return 1
     print(f"ortprov check passed: {checked} libraries resolve without a GPU")
     return 0
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     if argv[:1] == ["--write-ld-conf"] and len(argv) == 2:
         dirs = nvidia_lib_dirs()
         with open(argv[1], "w") as file:

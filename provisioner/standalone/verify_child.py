@@ -1,8 +1,10 @@
 """ortprov verify child: prove (or disprove) a real GPU session inside the TARGET interpreter.
 
-Run as `TARGET_PYTHON child.py [options]`, never imported by ortprov itself. Standard library + onnxruntime +
-numpy only; Python 3.8+. Writes exactly one JSON document on the real stdout; everything else (ORT warnings,
-preload_dlls prints, stage markers "ortprov-verify-stage: NAME") goes to stderr, which the parent keeps.
+Run as `TARGET_PYTHON verify_child.py [options]` by provisioner/verify/runner.py; ortprov's tests also import
+it. Standard library + onnxruntime + numpy only; Python 3.8+; its siblings elf.py (the ELF reader) and
+libnames.py (the CUDA library names) come from its own folder. Writes exactly one JSON document on the real
+stdout; everything else (ORT warnings, preload_dlls prints, stage markers "ortprov-verify-stage: NAME") goes to
+stderr, which the parent keeps.
 """
 
 from __future__ import annotations
@@ -12,16 +14,20 @@ import contextlib
 import json
 import os
 import re
-import struct
 import subprocess
 import sys
 import time
 from typing import Any
 
+if __package__:  # a package member: provisioner.standalone (ortprov's tests)
+    from . import elf, libnames
+else:  # run as a script: its folder is sys.path[0]
+    import elf  # type: ignore[no-redef]
+    import libnames  # type: ignore[no-redef]
+
 SCHEMA = 1
 STAGE_PREFIX = "ortprov-verify-stage: "
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS_DIR = os.path.join(HERE, "models")
 
 GPU_PROVIDERS = {"cuda": "CUDAExecutionProvider", "tensorrt": "TensorrtExecutionProvider"}
 PROVIDER_LIBS = {
@@ -29,35 +35,8 @@ PROVIDER_LIBS = {
     "tensorrt": ("libonnxruntime_providers_tensorrt.so", "onnxruntime_providers_tensorrt.dll"),
 }
 
-# library family <- file name (Linux sonames and Windows DLL names)
-_FAMILY_PATTERNS = (
-    ("cudnn", r"^(lib)?cudnn[\w]*?(64)?[._]"),
-    ("cublasLt", r"^(lib)?cublasLt(64)?[._]"),
-    ("cublas", r"^(lib)?cublas(64)?[._]"),
-    ("cudart", r"^(lib)?cudart(64)?[._]"),
-    ("cufft", r"^(lib)?cufft(64)?[._]"),
-    ("curand", r"^(lib)?curand(64)?[._]"),
-    ("nvrtc", r"^(lib)?nvrtc[\w-]*?(64)?[._]"),
-    ("nvinfer", r"^(lib)?nvinfer[\w]*?[._]"),
-    ("nvonnxparser", r"^(lib)?nvonnxparser[._]"),
-    ("cusparse", r"^(lib)?cusparse(64)?[._]"),
-    ("cusolver", r"^(lib)?cusolver(64)?[._]"),
-    ("nvjitlink", r"^(lib)?nvJitLink[\w]*?[._]"),
-    ("cuda", r"^(libcuda\.so|nvcuda\.dll)"),
-    ("nvml", r"^(libnvidia-ml\.so|nvml\.dll)"),
-    ("zlibwapi", r"^zlibwapi\.dll"),
-)
 # loaded alongside a CUDA session but uninteresting as evidence
 _IGNORED_NVIDIA = re.compile(r"^(libnvidia-(?!ml)|libnvdxgdmal|nvcuda64)", re.I)
-_NON_CUDA_SYSTEM = re.compile(r"^(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux|libz)\b")
-
-
-def library_family(filename: str) -> str | None:
-    """ "cudnn" for libcudnn_ops.so.9, "cublasLt" for cublasLt64_12.dll, None for anything else."""
-    for family, pattern in _FAMILY_PATTERNS:
-        if re.match(pattern, filename, re.I):
-            return family
-    return None
 
 
 def classify_source(path: str) -> str:
@@ -90,69 +69,6 @@ def stage(name: str) -> None:
     """Mark progress on stderr so the parent knows where a crash or hang happened."""
     sys.stderr.write(STAGE_PREFIX + name + "\n")
     sys.stderr.flush()
-
-
-# ---------------------------------------------------------------- ELF (DT_NEEDED / RUNPATH) reader
-
-
-def read_elf_dynamic(path: str) -> dict:
-    """{"needed": [...], "runpath": [...], "rpath": [...], "soname": str|None} from an ELF shared object."""
-    with open(path, "rb") as handle:
-        data = handle.read()
-    if data[:4] != b"\x7fELF":
-        raise ValueError(f"{path} is not an ELF file")
-    is64 = data[4] == 2
-    endian = "<" if data[5] == 1 else ">"
-    if is64:
-        (phoff,) = struct.unpack_from(endian + "Q", data, 0x20)
-        phentsize, phnum = struct.unpack_from(endian + "HH", data, 0x36)
-    else:
-        (phoff,) = struct.unpack_from(endian + "I", data, 0x1C)
-        phentsize, phnum = struct.unpack_from(endian + "HH", data, 0x2A)
-    loads = []
-    dynamic = None
-    for i in range(phnum):
-        off = phoff + i * phentsize
-        if is64:
-            p_type, _flags, p_offset, p_vaddr, _paddr, p_filesz = struct.unpack_from(endian + "IIQQQQ", data, off)
-        else:
-            p_type, p_offset, p_vaddr, _paddr, p_filesz = struct.unpack_from(endian + "IIIII", data, off)
-        if p_type == 1:
-            loads.append((p_vaddr, p_offset, p_filesz))
-        elif p_type == 2:
-            dynamic = (p_offset, p_filesz)
-    if dynamic is None:
-        return {"needed": [], "runpath": [], "rpath": [], "soname": None}
-
-    def to_offset(vaddr: int) -> int:
-        for seg_vaddr, seg_offset, seg_size in loads:
-            if seg_vaddr <= vaddr < seg_vaddr + max(seg_size, 1):
-                return vaddr - seg_vaddr + seg_offset
-        return vaddr
-
-    entry_size = 16 if is64 else 8
-    fmt = endian + ("qQ" if is64 else "iI")
-    entries = []
-    start, size = dynamic
-    for pos in range(start, start + size, entry_size):
-        tag, value = struct.unpack_from(fmt, data, pos)
-        if tag == 0:
-            break
-        entries.append((tag, value))
-    strtab = next((value for tag, value in entries if tag == 5), None)
-    if strtab is None:
-        return {"needed": [], "runpath": [], "rpath": [], "soname": None}
-    base = to_offset(strtab)
-
-    def string(offset: int) -> str:
-        end = data.index(b"\0", base + offset)
-        return data[base + offset : end].decode("utf-8", "replace")
-
-    needed = [string(v) for t, v in entries if t == 1]
-    rpath = [p for t, v in entries if t == 15 for p in string(v).split(":") if p]
-    runpath = [p for t, v in entries if t == 29 for p in string(v).split(":") if p]
-    soname = next((string(v) for t, v in entries if t == 14), None)
-    return {"needed": needed, "runpath": runpath, "rpath": rpath, "soname": soname}
 
 
 # ---------------------------------------------------------------- static resolution (Linux loader rules)
@@ -197,13 +113,13 @@ def _expand_origin(entries: list, origin: str) -> list:
     return [e.replace("$ORIGIN", origin).replace("${ORIGIN}", origin) for e in entries]
 
 
-def resolve_soname(soname: str, requester: dict, origin: str, cache: dict) -> tuple:
+def resolve_soname(soname: str, requester: elf.Dynamic, origin: str, cache: dict) -> tuple:
     """(path, how) the way glibc's loader finds `soname` for an object with `requester`'s RPATH/RUNPATH."""
     searches = []
-    if not requester.get("runpath"):
-        searches += [(d, "rpath") for d in _expand_origin(requester.get("rpath", []), origin)]
+    if not requester.runpath:
+        searches += [(d, "rpath") for d in _expand_origin(requester.rpath, origin)]
     searches += [(d, "ld_library_path") for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
-    searches += [(d, "runpath") for d in _expand_origin(requester.get("runpath", []), origin)]
+    searches += [(d, "runpath") for d in _expand_origin(requester.runpath, origin)]
     for directory, how in searches:
         candidate = os.path.join(directory, soname)
         if is_elf(candidate):
@@ -238,7 +154,9 @@ def _preload_candidates(site_dir: str, soname: str) -> str | None:
     return None
 
 
-def static_check(provider: str, ort_dir: str, ort_module: Any | None, result: dict[str, Any]) -> None:
+def static_check(
+    provider: str, ort_dir: str, ort_module: Any | None, result: dict[str, Any], lazy_by_major: dict
+) -> None:
     """Resolve every library the installed provider needs, without loading any of them."""
     capi = os.path.join(ort_dir, "capi")
     lib_name = PROVIDER_LIBS[provider][0]
@@ -255,14 +173,14 @@ def static_check(provider: str, ort_dir: str, ort_module: Any | None, result: di
         )
         return
     try:
-        info = read_elf_dynamic(lib_path)
-    except (OSError, ValueError, struct.error) as exc:
+        info = elf.read_dynamic_file(lib_path)
+    except (OSError, ValueError) as exc:
         result["static"]["elf_error"] = str(exc)
         result["failures"].append({"kind": "provider-library-unreadable", "message": f"cannot read {lib_path}: {exc}"})
         return
-    result["static"]["runpath"] = info["runpath"]
-    result["static"]["rpath"] = info["rpath"]
-    wanted = [(name, "linked") for name in info["needed"]]
+    result["static"]["runpath"] = info.runpath
+    result["static"]["rpath"] = info.rpath
+    wanted = [(name, "linked") for name in info.needed]
     lazy = []
     paths_fn = getattr(ort_module, "_get_nvidia_dll_paths", None) if ort_module is not None else None
     if callable(paths_fn):
@@ -271,16 +189,17 @@ def static_check(provider: str, ort_dir: str, ort_module: Any | None, result: di
         except Exception as exc:  # noqa: BLE001 - private API, any failure just means "unknown"
             result["warnings"].append(f"onnxruntime._get_nvidia_dll_paths failed: {exc}")
     if not lazy:
-        lazy = _lazy_fallback(result.get("ort", {}).get("build_cuda_version"))
+        cuda_version = result.get("ort", {}).get("build_cuda_version")
+        lazy = lazy_by_major.get((cuda_version or "").split(".")[0], [])
     for name in lazy:
-        if name not in info["needed"]:
+        if name not in info.needed:
             wanted.append((name, "lazy"))
     cache = _ldconfig_cache()
     site_dir = os.path.dirname(ort_dir)
     mapped = {os.path.basename(lib["path"]): lib["path"] for lib in loaded_libraries(every=True)}
     for soname, how_needed in wanted:
-        family = library_family(soname)
-        if family is None and not soname.startswith("libonnxruntime") and _NON_CUDA_SYSTEM.match(soname):
+        family = libnames.library_family(soname)
+        if family is None and not soname.startswith("libonnxruntime") and libnames.is_system_library(soname):
             continue
         if soname in mapped:  # already in this process: the loader hook (or preload_dlls) loaded it
             path, how = mapped[soname], "loaded"
@@ -329,18 +248,6 @@ def static_check(provider: str, ort_dir: str, ort_module: Any | None, result: di
                     f"there ({helps}; `ortprov apply` installs the loader hook)",
                 }
             )
-
-
-def _lazy_fallback(cuda_version: str | None) -> list:
-    """Libraries opened at run time when onnxruntime does not tell us (older builds without preload_dlls)."""
-    if not cuda_version:
-        return []
-    major = cuda_version.split(".")[0]
-    cufft = {"11": "10", "12": "11", "13": "12"}.get(major)
-    names = ["libcudnn.so.8" if major == "11" else "libcudnn.so.9"]
-    if cufft:
-        names.append(f"libcufft.so.{cufft}")
-    return names
 
 
 # ---------------------------------------------------------------- what is installed / imported
@@ -452,7 +359,7 @@ def loaded_libraries(every: bool = False) -> list:
         filename = os.path.basename(path)
         if _IGNORED_NVIDIA.match(filename):
             continue
-        family = library_family(filename)
+        family = libnames.library_family(filename)
         if family is None and not every:
             continue
         found.append({"library": family, "filename": filename, "path": path, "source": classify_source(path)})
@@ -755,7 +662,7 @@ def check_model(
 
 def fft_check(ort: Any, np: Any, args: argparse.Namespace, result: dict[str, Any]) -> None:
     """Rfft (com.microsoft, CUDA-only kernel) against numpy: proves cuFFT loads and works."""
-    model = os.path.join(MODELS_DIR, "check_fft.onnx")
+    model = os.path.join(args.models, "check_fft.onnx")
     gpu_name = GPU_PROVIDERS[args.provider]
     check = new_check(result, "builtin:fft", model, [gpu_name])
     stage("session:builtin:fft")
@@ -821,18 +728,31 @@ def parse_args(argv: list) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--provider", choices=sorted(GPU_PROVIDERS), default="cuda")
     parser.add_argument("--model", default=None)
+    parser.add_argument("--models", required=True, help="the folder of the built-in check models")
     parser.add_argument("--static", action="store_true")
     parser.add_argument("--dim", action="append", default=[], help="NAME=N for a symbolic input dimension")
     parser.add_argument("--preload", choices=("yes", "no"), default="no")
     parser.add_argument("--device-id", type=int, default=0)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--budget", type=float, default=0.5, help="seconds of steady-state runs per session")
+    parser.add_argument(
+        "--lazy-sonames",
+        action="append",
+        default=[],
+        metavar="MAJOR=SONAME,...",
+        help="libraries a build of that CUDA major opens at run time (ortprov's matrix), for an onnxruntime "
+        "too old to say itself (no _get_nvidia_dll_paths)",
+    )
     args = parser.parse_args(argv)
     dims = {}
     for item in args.dim:
         name, _, value = item.partition("=")
         dims[name] = int(value)
     args.dims = dims
+    args.lazy_by_major = {}
+    for item in args.lazy_sonames:
+        major, _, names = item.partition("=")
+        args.lazy_by_major[major] = [name for name in names.split(",") if name]
     return args
 
 
@@ -927,7 +847,7 @@ def run(args: argparse.Namespace) -> dict:
     if args.static:
         stage("static")
         if sys.platform.startswith("linux"):
-            static_check(args.provider, package["package_dir"], ort, result)
+            static_check(args.provider, package["package_dir"], ort, result, args.lazy_by_major)
         else:
             result["warnings"].append("--static reads ELF files and is implemented for Linux only")
         return result
@@ -940,7 +860,7 @@ def run(args: argparse.Namespace) -> dict:
     if args.model:
         check_model(ort, np, args, args.model, "model", False, result)
     else:
-        check_model(ort, np, args, os.path.join(MODELS_DIR, "check.onnx"), "builtin:check", True, result)
+        check_model(ort, np, args, os.path.join(args.models, "check.onnx"), "builtin:check", True, result)
         if result["checks"][-1]["gpu_first"] and args.provider == "cuda":
             fft_check(ort, np, args, result)
     result["loaded_libraries"] = loaded_libraries()
@@ -948,6 +868,8 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list | None = None) -> int:
+    # a plain program's sys.path: without this folder (its siblings are imported already)
+    sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != HERE]
     # keep the real stdout for the JSON document; anything printed by libraries goes to stderr
     real_stdout = os.fdopen(os.dup(1), "w", encoding="utf-8")
     sys.stdout.flush()

@@ -1,12 +1,14 @@
-"""Standalone probe run *inside the target interpreter* by provisioner.probe.packages.
+"""The target probe: run *inside the target interpreter* by provisioner.probe.target, it says what that is.
 
-Standard library only, Python 3.8 to 3.14. It never imports onnxruntime or torch: names, versions and file
-lists come from the installed .dist-info / .egg-info folders on sys.path (read the way importlib.metadata
-reads them, without importing importlib.metadata and the email parser, which cost more than the whole
-probe), build facts from regular expressions over the packages' own small .py files, and for the onnxruntime
-flavours and NVIDIA wheels the files their RECORD lists that are missing on disk.
+Standard library only, Python 3.8 to 3.14. It first prints `ORTPROV-PROBE-HELLO` (a working Python), then one
+line `ORTPROV-PROBE <json>`: the interpreter (version, ABI, prefix, venv / conda / PEP 668 state, the loader
+hook), where it installs (purelib, platlib, scripts), every distribution's name and version, and in detail
+the onnxruntime flavours, torch and the NVIDIA wheels. It never imports onnxruntime or torch: names, versions
+and file lists come from the installed .dist-info / .egg-info folders on sys.path (read the way
+importlib.metadata reads them, without importing importlib.metadata and the email parser, which cost more than
+the whole probe), build facts from regular expressions over the packages' own small .py files, and for the
+onnxruntime flavours and NVIDIA wheels the files their RECORD lists that are missing on disk.
 With `--files`, instead: every distribution on sys.path whose RECORD lists missing files.
-Prints one line `ORTPROV-PROBE <json>` on stdout.
 """
 
 from __future__ import annotations
@@ -18,16 +20,21 @@ import re
 import sys
 import sysconfig
 
+if __package__:  # a package member: provisioner.standalone (ortprov itself)
+    from . import libnames, loader_hook
+else:  # run as a script: its folder is sys.path[0]
+    import libnames  # type: ignore[no-redef]
+    import loader_hook  # type: ignore[no-redef]
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-MARKER = "ORTPROV-PROBE "
-SHARED_LIBRARY = re.compile(r"(^lib.+\.so(\.\d+)*$)|(\.dll$)", re.IGNORECASE)
+HELLO = "ORTPROV-PROBE-HELLO"  # the first line: the target is a Python that runs this program
+MARKER = "ORTPROV-PROBE "  # the answer's line
 ASSIGNMENT = re.compile(r"""^([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=\s*(?:'([^']*)'|"([^"]*)"|(None))\s*$""", re.M)
 CANDIDATE_PREFIXES = ("onnxruntime", "ort-nightly", "torch", "nvidia", "tensorrt")
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-LOADER_HOOK_PTH = "ortprov-loader.pth"  # standalone/loader_hook.PTH_FILE (this file cannot import it)
 MISSING_SAMPLE = 3  # missing paths named per distribution
 
 
@@ -66,7 +73,7 @@ def python_facts() -> dict[str, Any]:
     )
     stdlib = sysconfig.get_path("stdlib") or ""
     marker = os.path.isfile(os.path.join(stdlib, "EXTERNALLY-MANAGED"))
-    hook = os.path.join(sysconfig.get_path("purelib") or "", LOADER_HOOK_PTH)
+    hook = os.path.join(sysconfig.get_path("purelib") or "", loader_hook.PTH_FILE)
     return {
         "executable": sys.executable,
         "version": ".".join(str(part) for part in sys.version_info[:3]),
@@ -105,11 +112,11 @@ class InstalledDist:
         self.info_path = info_path
         self.location = location
         self.is_egg_info = info_path.lower().endswith(".egg-info")
-        text = self.read_text("PKG-INFO" if self.is_egg_info else "METADATA") or ""
-        self.headers = parse_headers(text)
+        self.headers = parse_headers(self.read_text("PKG-INFO" if self.is_egg_info else "METADATA", head=True) or "")
 
-    def read_text(self, filename: str) -> str | None:
-        """A file of the metadata folder (an .egg-info *file* is PKG-INFO itself); None when absent."""
+    def read_text(self, filename: str, head: bool = False) -> str | None:
+        """A file of the metadata folder (an .egg-info *file* is PKG-INFO itself); None when absent.
+        head=True: only up to the first empty line (the header block of METADATA, not the description)."""
         if os.path.isdir(self.info_path):
             path = os.path.join(self.info_path, filename)
         elif filename == "PKG-INFO":
@@ -118,7 +125,14 @@ class InstalledDist:
             return None
         try:
             with open(path, encoding="utf-8", errors="replace") as handle:
-                return handle.read()
+                if not head:
+                    return handle.read()
+                lines = []
+                for line in handle:
+                    if not line.strip():
+                        break
+                    lines.append(line)
+                return "".join(lines)
         except OSError:
             return None
 
@@ -254,7 +268,7 @@ def nvidia_wheel_facts(dist: InstalledDist, name: str, location: str | None) -> 
     lib_dirs: list[str] = []
     for entry in dist.files:
         base = entry.rsplit("/", 1)
-        if len(base) == 2 and SHARED_LIBRARY.search(base[1]) and not entry.startswith(".."):
+        if len(base) == 2 and libnames.is_shared_library(base[1]) and not entry.startswith(".."):
             folder = os.path.join(location or "", *base[0].split("/"))
             if folder not in lib_dirs:
                 lib_dirs.append(folder)
@@ -262,10 +276,11 @@ def nvidia_wheel_facts(dist: InstalledDist, name: str, location: str | None) -> 
 
 
 def packages_facts(errors: list[str]) -> dict[str, Any]:
-    """onnxruntime flavours, torch and NVIDIA wheels visible on this interpreter's sys.path."""
-    result: dict[str, Any] = {"onnxruntime": [], "torch": None, "nvidia_wheels": []}
+    """Every distribution on this interpreter's sys.path (name, version), and in detail the onnxruntime
+    flavours, torch and NVIDIA wheels."""
+    result: dict[str, Any] = {"distributions": [], "onnxruntime": [], "torch": None, "nvidia_wheels": []}
     seen: set[str] = set()
-    for dist in distributions(sys.path):
+    for dist in distributions(sys.path, prefixes=None):
         try:
             name = normalize(dist.name)
         except Exception:
@@ -273,6 +288,9 @@ def packages_facts(errors: list[str]) -> dict[str, Any]:
         if not name or name in seen:
             continue  # the first one on sys.path wins, as it does for imports
         seen.add(name)
+        result["distributions"].append([name, dist.version])
+        if not name.startswith(CANDIDATE_PREFIXES):
+            continue
         try:
             location = dist.location
             if name == "torch":
@@ -286,9 +304,16 @@ def packages_facts(errors: list[str]) -> dict[str, Any]:
         except Exception as exc:  # one broken dist-info must not hide the others
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             errors.append(f"could not read {name}: {reason}")
+    result["distributions"].sort()
     result["onnxruntime"].sort(key=lambda item: item["name"])
     result["nvidia_wheels"].sort(key=lambda item: item["name"])
     return result
+
+
+def install_paths() -> dict[str, str]:
+    """Where this interpreter installs: purelib (site-packages), platlib, scripts."""
+    paths = sysconfig.get_paths()
+    return {key: paths.get(key) or "" for key in ("purelib", "platlib", "scripts")}
 
 
 def incomplete_facts(errors: list[str]) -> dict[str, Any]:
@@ -313,14 +338,16 @@ def incomplete_facts(errors: list[str]) -> dict[str, Any]:
 
 
 def main() -> None:
-    """Collect and print the facts (with --files: only the incomplete distributions)."""
+    """Say hello, then collect and print the facts (with --files: only the incomplete distributions)."""
+    sys.stdout.write(HELLO + "\n")
+    sys.stdout.flush()
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != here]
     errors: list[str] = []
     if sys.argv[1:] == ["--files"]:
         facts = incomplete_facts(errors)
     else:
-        facts = {"python": python_facts()}
+        facts = {"python": python_facts(), "paths": install_paths()}
         facts.update(packages_facts(errors))
     facts["errors"] = errors
     sys.stdout.write(MARKER + json.dumps(facts) + "\n")
