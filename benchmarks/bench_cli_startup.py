@@ -1,4 +1,5 @@
-"""CLI start-up: `ortprov --help` and `ortprov detect --json` as whole processes, against `python -c pass`.
+"""CLI start-up: `ortprov --help`, the `--help` of every command, `ortprov detect --json` and
+`ortprov plan --json` as whole processes, against `python -c pass`.
 
 Usage:
     .venv/bin/python benchmarks/bench_cli_startup.py [--runs 15] [--python PATH] [--importtime]
@@ -6,7 +7,8 @@ Usage:
 Prints a Markdown table: median and minimum wall-clock seconds, and the median CPU seconds (user + system,
 including the command's own child processes; steadier than wall time on a shared, loaded machine).
 --importtime adds the ten slowest top-level imports of each command (python -X importtime, cumulative).
-Targets: detect < 0.3 s, --help < 0.15 s.
+The commands come from cli.COMMANDS (and the matrix subcommands), so a new command is timed without an
+edit here. Targets: detect < 0.3 s, --help < 0.15 s, plan --json < 0.25 s.
 """
 
 from __future__ import annotations
@@ -18,17 +20,41 @@ import sys
 
 from proc_timing import REPO, slowest_imports, time_once
 
-TARGETS = {"ortprov --help": 0.15, "ortprov detect --json": 0.30}
+TARGETS = {"ortprov --help": 0.15, "ortprov detect --json": 0.30, "ortprov plan --json (flags)": 0.25}
+PLAN_FLAGS = ["--driver", "580", "--gpu-cc", "9.0", "--python", "3.12", "--platform", "linux-x86_64"]
+MATRIX_SUBCOMMANDS = ("check", "show", "update")
+# the package probe run alone (its home before and after the standalone/ folder)
+PROBE_CHILD = next(
+    path
+    for path in (REPO / "provisioner/standalone/packages_probe.py", REPO / "provisioner/probe/packages_child.py")
+    if path.exists()
+)
+
+
+def command_names() -> list[str]:
+    """Every command and subcommand, as typed after `ortprov`."""
+    sys.path.insert(0, str(REPO))
+    from provisioner.cli import COMMANDS
+
+    names = []
+    for name in COMMANDS:
+        names.append(name)
+        if name == "matrix":
+            names += [f"matrix {sub}" for sub in MATRIX_SUBCOMMANDS]
+    return names
 
 
 def commands(python: str) -> dict[str, list[str]]:
     """The processes to time, by label."""
+    names = command_names()
     return {
         "python -c pass": [python, "-c", "pass"],
         "python -c 'import typer'": [python, "-c", "import typer"],
-        "probe child alone": [python, str(REPO / "provisioner/probe/packages_child.py")],
+        "probe child alone": [python, str(PROBE_CHILD)],
         "ortprov --help": [python, "-m", "provisioner", "--help"],
+        **{f"ortprov {name} --help": [python, "-m", "provisioner", *name.split(), "--help"] for name in names},
         "ortprov detect --json": [python, "-m", "provisioner", "detect", "--json"],
+        "ortprov plan --json (flags)": [python, "-m", "provisioner", "plan", "--json", *PLAN_FLAGS],
     }
 
 
