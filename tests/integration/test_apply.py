@@ -16,16 +16,8 @@ from pathlib import Path
 import pytest
 
 from provisioner.plan import Plan, Step
-from tests.support.envs import (
-    children_of,
-    clean_env,
-    freeze,
-    make_venv,
-    ortprov_argv,
-    run_ortprov,
-    tree_digest,
-    venv_python,
-)
+from tests.support.cli import ortprov_argv, run_ortprov
+from tests.support.envs import children_of, clean_env, freeze, make_venv, tree_digest, venv_python
 from tests.support.index_server import Fault, IndexServer
 from tests.support.wheels import WheelSpec, build_wheels, ort_family
 
