@@ -10,9 +10,10 @@ text, and this module writes it.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import TYPE_CHECKING, Any, Protocol
+
+from provisioner.render.style import style
 
 if TYPE_CHECKING:
     from provisioner.errors import OrtprovError
@@ -33,22 +34,6 @@ class Result(Protocol):
     def data(self) -> Any:
         """The JSON document of --json (dataclasses are turned into objects)."""
         ...
-
-
-def color_enabled(stream: Any = None) -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
-    stream = stream or sys.stdout
-    if os.environ.get("NO_COLOR"):
-        return False
-    return bool(getattr(stream, "isatty", lambda: False)())
-
-
-def style(text: str, color: str, stream: Any = None) -> str:
-    """Wrap text in an ANSI colour when colour is enabled. color: red|green|yellow|bold|dim|cyan."""
-    if not color_enabled(stream):
-        return text
-    codes = {"red": "31", "green": "32", "yellow": "33", "bold": "1", "dim": "2", "cyan": "36"}
-    return f"\033[{codes[color]}m{text}\033[0m"
 
 
 def to_json_text(data: Any) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import HostFacts
 from provisioner.plan import Plan, Rejection, step_summary
-from provisioner.render.output import style
+from provisioner.render.style import style
 
 SHOWN_REJECTIONS = 5
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from provisioner.render.output import style
+from provisioner.render.style import style
 
 if TYPE_CHECKING:
     from provisioner.findings import Finding
