@@ -124,19 +124,20 @@ def plan_source(
 ) -> Callable[[str | None, str | None], Plan]:
     """How apply gets the plan once the target is known: --plan FILE, else the wheelhouse's plan.json (when no
     planning flag asks for another), else a fresh plan for the target. A saved plan's removals are read from
-    the target; a planning flag beside --plan is refused here, before anything is touched."""
+    the target; a planning flag beside --plan, or a plan file that cannot be read, is refused here, before
+    anything is touched."""
     from provisioner.installer.wheelhouse import PLAN_FILE
 
-    saved: Path | None = None
+    saved: Plan | None = None
     if plan_file is not None:
         refuse_beside_saved_plan(options, f"--plan {plan_file}", APPLY_TARGET)
-        saved = plan_file
+        saved = read_plan_file(plan_file)
     elif wheelhouse is not None and (wheelhouse / PLAN_FILE).is_file():
-        saved = None if planning_flags_given(options, APPLY_TARGET) else wheelhouse / PLAN_FILE
+        saved = None if planning_flags_given(options, APPLY_TARGET) else read_plan_file(wheelhouse / PLAN_FILE)
 
     def get(target_python: str | None, target_minor: str | None) -> Plan:
         if saved is not None:
-            return for_target(read_plan_file(saved), target_python)
+            return for_target(saved, target_python)
         return for_target(fresh_plan(options_for_target(options, target_python, target_minor)), target_python)
 
     return get

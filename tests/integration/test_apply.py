@@ -421,6 +421,10 @@ def test_air_gapped_fresh_venv_from_a_wheelhouse(tmp_path: Path, env: dict[str, 
     with IndexServer(wheel_dir) as server:
         got = run_ortprov("download", "--dest", str(house), "--plan", str(plan), "--index-url", server.url, env=env)
         assert got.returncode == 0, got.stderr
+    # progress on stderr, the result (the wheelhouse) on stdout
+    assert "[1/1] download " in got.stderr and "[1/1]" not in got.stdout
+    assert got.stdout.startswith(f"wheelhouse {house}: 5 wheels, ") and "plan saved to plan.json" in got.stdout
+    assert f"install offline with: ortprov apply --wheelhouse {house} --venv DIR" in got.stdout
     # no index, and uv may not fetch anything (not even pip to seed the venv): the wheelhouse is all there is
     offline = {**env, "UV_OFFLINE": "1", "PIP_NO_INDEX": "1"}
     venv = tmp_path / "fresh"
