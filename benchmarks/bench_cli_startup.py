@@ -2,13 +2,15 @@
 `ortprov plan --json` as whole processes, against `python -c pass`.
 
 Usage:
-    .venv/bin/python benchmarks/bench_cli_startup.py [--runs 15] [--python PATH] [--importtime]
+    .venv/bin/python benchmarks/bench_cli_startup.py [--runs 15] [--python PATH] [--importtime] [--baseline DIR]
 
 Prints a Markdown table: median and minimum wall-clock seconds, and the median CPU seconds (user + system,
 including the command's own child processes; steadier than wall time on a shared, loaded machine).
 --importtime adds the ten slowest top-level imports of each command (python -X importtime, cumulative).
 The commands come from cli.COMMANDS (and the matrix subcommands), so a new command is timed without an
-edit here. Targets: detect < 0.3 s, --help < 0.15 s, plan --json < 0.25 s.
+edit here. --baseline DIR times the same ortprov commands from another checkout too (`git worktree add DIR
+COMMIT`), interleaved with this one's, so that before and after meet the same load on a shared machine.
+Targets: detect < 0.3 s, --help < 0.15 s, plan --json < 0.25 s.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import os
 import statistics
 import sys
+from pathlib import Path
 
 from proc_timing import REPO, slowest_imports, time_once
 
@@ -64,23 +67,33 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs ortprov")
     parser.add_argument("--importtime", action="store_true", help="also list the slowest imports")
+    parser.add_argument("--baseline", type=Path, help="another checkout to time the same commands from")
     args = parser.parse_args()
-    env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
-    env["PYTHONPATH"] = str(REPO)
-    env["PYTHONDONTWRITEBYTECODE"] = "0"
-    table: dict[str, list[tuple[float, float]]] = {label: [] for label in commands(args.python)}
-    for argv in commands(args.python).values():
-        time_once(argv, env)  # warm the page cache and write .pyc files
+    trees = {"": REPO} if args.baseline is None else {"": REPO, " (baseline)": args.baseline.resolve()}
+    envs = {}
+    for suffix, tree in trees.items():
+        env = {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
+        envs[suffix] = {**env, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "0"}
+    runs: dict[str, tuple[list[str], str]] = {}
+    for label, argv in commands(args.python).items():
+        runs[label] = (argv, "")
+        if args.baseline is not None and label.startswith("ortprov"):
+            runs[label + " (baseline)"] = (argv, " (baseline)")
+    table: dict[str, list[tuple[float, float]]] = {label: [] for label in runs}
+    for argv, tree in runs.values():
+        time_once(argv, envs[tree], trees[tree])  # warm the page cache and write .pyc files
     for _ in range(args.runs):  # interleaved, so a load spike hits every command alike
-        for label, argv in commands(args.python).items():
-            table[label].append(time_once(argv, env))
+        for label, (argv, tree) in runs.items():
+            table[label].append(time_once(argv, envs[tree], trees[tree]))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"python: {args.python} ({args.runs} runs each, {os.cpu_count()} CPUs, load {load:.2f})\n")
-    print("| command | wall median s | wall min s | CPU median s | target (wall) |")
+    print(f"python: {args.python} ({args.runs} runs each, {os.cpu_count()} CPUs, load {load:.2f})")
+    if args.baseline is not None:
+        print(f"baseline: {args.baseline}")
+    print("\n| command | wall median s | wall min s | CPU median s | target (wall) |")
     print("|---|---|---|---|---|")
-    for label, runs in table.items():
-        walls = [wall for wall, _ in runs]
-        cpus = [cpu for _, cpu in runs]
+    for label, timed in table.items():
+        walls = [wall for wall, _ in timed]
+        cpus = [cpu for _, cpu in timed]
         median = statistics.median(walls)
         target = TARGETS.get(label)
         verdict = "" if target is None else f"< {target} " + ("ok" if median < target else "MISSED")
@@ -89,7 +102,7 @@ def main() -> None:
         for label, argv in commands(args.python).items():
             if label.startswith("ortprov"):
                 print(f"\nslowest imports of `{label}` (cumulative ms):")
-                for micros, module in slowest_imports(argv, env):
+                for micros, module in slowest_imports(argv, envs[""]):
                     print(f"  {micros / 1000:7.1f}  {module}")
 
 

@@ -93,15 +93,18 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point: parse the arguments with typer and run the command, which prints its result or its
     error (commands/options.command); a stray interrupt or a closed stdout end quietly here."""
     from provisioner.errors import OrtprovError
-    from provisioner.render.output import error_line
 
     args = sys.argv[1:] if argv is None else argv
     try:
         make_app(args)(args=args, prog_name="ortprov")
     except OrtprovError as exc:
+        from provisioner.render.output import error_line
+
         error_line(exc.message, exc.hint)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
+        from provisioner.render.output import error_line
+
         error_line("interrupted")
         sys.exit(130)
     except BrokenPipeError:
