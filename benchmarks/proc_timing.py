@@ -17,11 +17,12 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def time_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall-clock seconds, CPU seconds incl. its own children) of one run; fails loudly on failure."""
+def time_once(argv: list[str], env: dict[str, str], cwd: Path = REPO) -> tuple[float, float]:
+    """(wall-clock seconds, CPU seconds incl. its own children) of one run in `cwd` (a checkout: `python -m
+    provisioner` imports the one it starts in); fails loudly on failure."""
     cpu_before = _children_cpu()
     started = time.perf_counter()
-    completed = subprocess.run(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    completed = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - started
     if completed.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {completed.stderr.decode(errors='replace')[-500:]}")

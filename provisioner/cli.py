@@ -1,18 +1,21 @@
-"""The `ortprov` command line: parse options, call the core, render. No logic lives here.
+"""The `ortprov` command line: the typer app, its command table, and the entry point.
 
-Each command lives in provisioner/commands/<module>.py and registers itself on the typer app (app.py).
-Like pip's `commands_dict`, COMMANDS names each command's module and summary, so that a run imports and builds
-only the command it invokes, and `ortprov --help` lists the summaries without importing any command module (a
-test keeps the summaries equal to the commands' help). `plan` and `dockerfile` with well-formed arguments
-run without importing typer at all (provisioner/fastpath.py): typer is ~0.1 s of a cold start.
+Each command lives in provisioner/commands/<module>.py, takes its options from the declarations in
+commands/options.py and returns a result object that provisioner/render/output.py prints. Like pip's
+`commands_dict`, COMMANDS names each command's module and summary, so that a run imports and builds only the
+command it invokes, and `ortprov --help` lists the summaries without importing any command module (a test
+keeps the summaries equal to the commands' help).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
-from provisioner.errors import OrtprovError
+import typer
+
+from provisioner import __version__
 
 # command -> (module under provisioner.commands, summary: the first line of the command's own help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -20,7 +23,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("plan", "Pick the onnxruntime-gpu build for a host and say why; print it as text, JSON or a recipe."),
     "dockerfile": ("plan", "Print a Dockerfile for the planned build (same as `ortprov plan --format dockerfile`)."),
     "apply": ("apply", "Install the planned onnxruntime-gpu build, all or nothing, then prove it with verify."),
-    "download": ("apply", "Download every wheel a plan installs into a folder (a wheelhouse), for any Python"),
+    "download": (
+        "apply",
+        "Download every wheel a plan installs into a folder (a wheelhouse), for any Python and platform.",
+    ),
     "verify": ("verify", "Prove that onnxruntime really runs on the GPU in the target interpreter."),
     "doctor": (
         "doctor",
@@ -29,22 +35,76 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "matrix": ("matrix", "The compatibility matrix: onnxruntime-gpu builds, CUDA releases, NVIDIA wheels, TensorRT."),
 }
 
+HELP = """Make onnxruntime-gpu really use the GPU: detect the host, plan the right build, install it, prove it.
+
+Examples:
+
+\b
+  ortprov detect                      # what this machine has
+  ortprov plan                        # the onnxruntime-gpu build for it
+  ortprov plan --driver 535.104 --gpu-cc 8.0 --format dockerfile
+  ortprov apply --venv .venv          # install it, then prove it
+  ortprov doctor                      # why is my GPU not used?
+
+Exit codes: 0 ok, 1 problems found, 2 bad input, 3 no compatible plan."""
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"ortprov {__version__}")
+        raise typer.Exit()
+
+
+def make_app(args: list[str]) -> typer.Typer:
+    """The typer app for these arguments: the invoked command registered for real; for anything else (--help,
+    --version, a typo) every command as a summary only, so the listing needs no command module."""
+    app = typer.Typer(
+        name="ortprov",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+    @app.callback()
+    def _root(
+        version: bool = typer.Option(
+            False, "--version", callback=_version_callback, is_eager=True, help="Show the version."
+        ),
+    ) -> None:
+        """ortprov."""
+
+    invoked = next((arg for arg in args if not arg.startswith("-")), None)
+    if invoked in COMMANDS:
+        importlib.import_module(f"provisioner.commands.{COMMANDS[invoked][0]}").register(app)
+    else:
+        for name, (_, summary) in COMMANDS.items():
+            app.command(name, help=summary, add_help_option=False)(_summary_only)
+    return app
+
+
+def _summary_only() -> None:
+    """Stands for a command in the top-level listing; never runs (an invoked command is registered for real)."""
+
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: run the command, turning every known error into one line and an exit code."""
-    from provisioner import fastpath
-    from provisioner.output import error_line
+    """Console entry point: parse the arguments with typer and run the command, which prints its result or its
+    error (commands/options.command); a stray interrupt or a closed stdout end quietly here."""
+    from provisioner.errors import OrtprovError
 
     args = sys.argv[1:] if argv is None else argv
     try:
-        if not fastpath.run(args):
-            from provisioner.app import run
-
-            run(args)
+        make_app(args)(args=args, prog_name="ortprov")
     except OrtprovError as exc:
+        from provisioner.render.output import error_line
+
         error_line(exc.message, exc.hint)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
+        from provisioner.render.output import error_line
+
         error_line("interrupted")
         sys.exit(130)
     except BrokenPipeError:

@@ -9,7 +9,8 @@ EXIT_NO_PLAN = 3
 
 
 class OrtprovError(Exception):
-    """Base class: `message` is one sentence, `hint` says what to do next."""
+    """Base class: `message` is one sentence, `hint` says what to do next; `details` are extra keys of the
+    JSON error object (docs/json.md), such as what apply did before it failed."""
 
     exit_code = EXIT_PROBLEMS
 
@@ -17,6 +18,7 @@ class OrtprovError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.details: dict[str, object] = {}
 
 
 class BadInput(OrtprovError):

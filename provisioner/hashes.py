@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from packaging.tags import Tag
 
     from provisioner.plan import Plan
-    from provisioner.recipes import PinnedRequirement
+    from provisioner.render.recipes import PinnedRequirement
 
 DEFAULT_GLIBC = "2.28"  # assumed when a target host file does not say (the manylinux floor of recent wheels)
 FAST_DEPS = "--use-feature=fast-deps"
@@ -245,7 +245,7 @@ def pinned_digests(plan: Plan, *, python_exe: str = sys.executable) -> tuple[Pin
     """The full resolved set of the plan's install steps for its target, each with its files' sha256."""
     import requests
 
-    from provisioner.recipes import PinnedRequirement, render_requirements
+    from provisioner.render.recipes import PinnedRequirement, render_requirements
 
     python, platforms = target_of(plan)
     pip = require_pip(python_exe)

@@ -143,9 +143,8 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     hosts = tuple(hosts)
     if not hosts:
         raise BadInput("no host to plan for", hint="pass --host FILE or the --driver/--gpu-cc/--python flags")
-    candidates = _candidates(matrix, request)
     existing = _existing_libraries(hosts, matrix) if request.prefer_existing_libraries else _Existing()
-    verdicts = [_judge(build, hosts, matrix, request, existing) for build in candidates]
+    verdicts = [_judge(build, hosts, matrix, request, existing) for build in candidates(matrix, request)]
     runnable = [v for v in verdicts if not v.problems]
     if not runnable:
         raise _no_plan(verdicts, hosts, request)
@@ -200,8 +199,8 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
 # --- candidates -----------------------------------------------------------------------------------------
 
 
-def _candidates(matrix: Matrix, request: Request) -> list[OrtBuild]:
-    """Builds matching --ort and --cuda; BadInput when a pin names nothing in the matrix."""
+def candidates(matrix: Matrix, request: Request) -> list[OrtBuild]:
+    """Builds matching --ort and --cuda; BadInput when a pin names nothing in the matrix (`matrix show` too)."""
     builds = list(matrix.builds)
     if not builds:
         raise BadInput(

@@ -1,1 +1,2 @@
-"""One module per CLI command; each exposes register(app)."""
+"""The CLI's commands, one module each with register(app); options.py declares every option once and turns a
+command function into a typer command, planning.py assembles the planner's inputs from flags and probes."""

@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-import typer
+from provisioner.commands.options import command
 
 if TYPE_CHECKING:
-    from provisioner.facts import HostFacts, LibraryHit
+    import typer
+
+    from provisioner.render.detect import DetectResult
 
 DETECT_HELP = """Show the NVIDIA driver, GPUs, platform, Python, onnxruntime, torch and CUDA libraries here.
 
@@ -16,170 +18,25 @@ The target interpreter's packages are read by a child process (never importing o
 
 Examples:
 
+\b
   ortprov detect
-
   ortprov detect --json > host.json   # for: ortprov plan --host host.json
-
   ortprov detect --python .venv/bin/python
-
   ortprov detect --json --label "A100 build box" > a100.json
 """
 
 
 def register(app: typer.Typer) -> None:
     """Add the command(s) of this module to the app."""
-    app.command("detect", help=DETECT_HELP)(detect)
+    app.command("detect", help=DETECT_HELP)(command(detect))
 
 
-def detect(
-    json_output: bool = typer.Option(False, "--json", help="Print the host facts as JSON (the host file format)."),
-    python: str | None = typer.Option(
-        None,
-        "--python",
-        metavar="PATH",
-        help="Interpreter (or venv folder) to inspect; default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the "
-        "Python running ortprov.",
-    ),
-    label: str = typer.Option(
-        "", "--label", metavar="TEXT", help="A name stored in the host file, e.g. 'H100, driver 580'."
-    ),
-    timeout: float = typer.Option(
-        20.0, "--timeout", metavar="S", min=0.1, help="Seconds to wait for the package probe."
-    ),
-) -> None:
-    """Show the NVIDIA driver, GPUs, platform, Python, onnxruntime, torch and CUDA libraries of this host."""
+def detect(json_output: bool, target: str | None, label: str, probe_timeout: float) -> DetectResult:
+    """The facts of this host, and of the target interpreter's packages."""
     from provisioner.probe import detect_host
+    from provisioner.render.detect import DetectResult
 
-    facts = detect_host(python=python, timeout=timeout)
+    facts = detect_host(python=target, timeout=probe_timeout)
     if label:
         facts = dataclasses.replace(facts, label=label)
-    if json_output:
-        typer.echo(facts.to_json())
-    else:
-        typer.echo(render_summary(facts))
-
-
-def _yes(flag: bool) -> str:
-    return "yes" if flag else "no"
-
-
-def _gpu_lines(facts: HostFacts) -> list[str]:
-    lines = []
-    for gpu in facts.gpus:
-        details = [f"cc {gpu.compute_capability}" if gpu.compute_capability else "cc unknown"]
-        if gpu.memory_mib is not None:
-            details.append(f"{gpu.memory_mib} MiB")
-        if gpu.mig_uuids:
-            details.append(f"MIG on, {len(gpu.mig_uuids)} instance(s)")
-        if not gpu.visible:
-            details.append("HIDDEN by CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES")
-        lines.append(f"  GPU {gpu.index}: {gpu.name}, " + ", ".join(details))
-    return lines
-
-
-def _driver_lines(facts: HostFacts) -> list[str]:
-    driver = facts.driver
-    if not driver.present:
-        reason = f" ({driver.error})" if driver.error else ""
-        return [f"driver:      no NVIDIA driver found{reason}"]
-    cuda = f", supports CUDA up to {driver.cuda_version}" if driver.cuda_version else ", CUDA version unknown"
-    lines = [f"driver:      {driver.version or 'unknown version'}{cuda} (from {driver.source})"]
-    if driver.error:
-        lines.append(f"  ! {driver.error}")
-    lines.extend(_gpu_lines(facts) or ["  no GPU listed"])
-    return lines
-
-
-def _python_lines(facts: HostFacts) -> list[str]:
-    py = facts.python
-    if py is None:
-        return ["python:      not read (see probe errors)"]
-    kind = "conda env" if py.is_conda else "venv" if py.is_venv else "system interpreter"
-    lines = [f"python:      {py.version} {py.implementation} ({py.abi}), {kind}: {py.executable}"]
-    if py.free_threaded:
-        lines.append("  free-threaded build: wheels need a 't' ABI tag")
-    if py.externally_managed:
-        lines.append("  externally managed (PEP 668): pip refuses to install here, use a venv")
-    return lines
-
-
-def _ort_lines(facts: HostFacts) -> list[str]:
-    if not facts.onnxruntime:
-        return ["onnxruntime: not installed"]
-    lines = []
-    for index, dist in enumerate(facts.onnxruntime):
-        built = []
-        if dist.cuda_version:
-            built.append(f"CUDA {dist.cuda_version}")
-        if dist.cudnn_version:
-            built.append(f"cuDNN {dist.cudnn_version}")
-        kind = "GPU" if dist.is_gpu else "CPU" if dist.name == "onnxruntime" else "other"
-        suffix = f" built for {', '.join(built)}" if built else ""
-        label = "onnxruntime:" if index == 0 else "            "
-        lines.append(f"{label} {dist.name} {dist.version} ({kind}){suffix}")
-        if dist.build_package_name and dist.build_package_name != dist.name:
-            lines.append(f"  ! its files on disk belong to {dist.build_package_name} (installed after it)")
-        if dist.missing_files:
-            lines.append(f"  ! INCOMPLETE: {dist.missing_files}; `ortprov apply` installs it afresh")
-    names = {dist.name for dist in facts.onnxruntime}
-    if len(names) > 1:
-        lines.append(
-            "  ! CONFLICT: " + " and ".join(sorted(names)) + " are all installed and share one onnxruntime/ folder; "
-            "keep exactly one (pip uninstall the others, then reinstall it)"
-        )
-    return lines
-
-
-def _library_lines(facts: HostFacts) -> list[str]:
-    if not facts.libraries:
-        return ["libraries:   no CUDA libraries found"]
-    grouped: dict[tuple[str, str | None], list[LibraryHit]] = {}
-    for hit in facts.libraries:
-        grouped.setdefault((hit.library, hit.major), []).append(hit)
-    lines = ["libraries:"]
-    for (library, major), hits in grouped.items():
-        name = f"{library} {major}" if major else library
-        also = sorted({hit.source for hit in hits[1:]})
-        extra = f"  (also: {', '.join(also)})" if also else ""
-        lines.append(f"  {name:<12} {hits[0].source:<15} {hits[0].path}{extra}")
-    return lines
-
-
-def render_summary(facts: HostFacts) -> str:
-    """The compact human summary of `ortprov detect`."""
-    platform = facts.platform
-    env = facts.environment
-    lines = _driver_lines(facts)
-    glibc = f", glibc {platform.glibc}" if platform.glibc else ""
-    release = f", {platform.os_release}" if platform.os_release else ""
-    lines.append(f"platform:    {platform.tag}{glibc}{release}")
-    lines.append(f"container:   {env.container or 'no'}, WSL2: {_yes(env.wsl)}")
-    for variable, value in (
-        ("CUDA_VISIBLE_DEVICES", env.cuda_visible_devices),
-        ("NVIDIA_VISIBLE_DEVICES", env.nvidia_visible_devices),
-        ("CUDA_DEVICE_ORDER", env.cuda_device_order),
-    ):
-        if value is not None:
-            lines.append(f"  {variable}={value!r}")
-    lines.extend(_python_lines(facts))
-    lines.extend(_ort_lines(facts))
-    torch = facts.torch
-    if torch is None:
-        lines.append("torch:       not installed")
-    else:
-        lines.append(
-            f"torch:       {torch.version}, " + (f"CUDA {torch.cuda_version}" if torch.cuda_version else "CPU build")
-        )
-    if facts.nvidia_wheels:
-        lines.append("NVIDIA wheels:")
-        lines.extend(
-            f"  {wheel.name} {wheel.version}"
-            + (f" (CUDA {wheel.cuda_major})" if wheel.cuda_major else "")
-            + (f"  ! INCOMPLETE: {wheel.missing_files}" if wheel.missing_files else "")
-            for wheel in facts.nvidia_wheels
-        )
-    else:
-        lines.append("NVIDIA wheels: none")
-    lines.extend(_library_lines(facts))
-    lines.extend(f"probe error: {error}" for error in facts.probe_errors)
-    return "\n".join(lines)
+    return DetectResult(facts)

@@ -1,28 +1,16 @@
-"""`ortprov plan` and `ortprov dockerfile`: the options (typer); what they do is in commands/plan_run.py.
-
-The same commands also run without typer for well-formed arguments (provisioner/fastpath.py); a test keeps
-its option table equal to the options declared here.
-"""
+"""`ortprov plan` and `ortprov dockerfile`: plan for the hosts the flags describe; the plan, or a recipe."""
 
 from __future__ import annotations
 
-import typer
+import dataclasses
+from typing import TYPE_CHECKING
 
-from provisioner.commands import plan_run
-from provisioner.commands._planning_options import (
-    PLANNING_HELP,
-    CudaLibrariesOpt,
-    CudaOpt,
-    DriverOpt,
-    GpuCcOpt,
-    HostOpt,
-    NoLoaderHookOpt,
-    OrtOpt,
-    PlatformOpt,
-    PythonOpt,
-    TensorrtOpt,
-)
-from provisioner.commands.plan_run import FORMATS
+from provisioner.commands.options import PLAN_FORMATS, PLANNING_HELP, PlanningOptions, command
+
+if TYPE_CHECKING:
+    import typer
+
+    from provisioner.render.output import Result
 
 PLAN_HELP = f"""Pick the onnxruntime-gpu build for a host and say why; print it as text, JSON or a recipe.
 
@@ -34,14 +22,11 @@ conflicting onnxruntime flavours removed first.
 
 Examples:
 
+\b
   ortprov plan                                   # for this machine
-
   ortprov plan --host gpu-box.json --format pip
-
-  ortprov plan --driver 535.104 --gpu-cc 8.0 --python 3.11 --platform linux-x86_64 --json
-
-  ortprov plan --host a.json --host b.json -v    # one plan for both, or the host that blocks it
-
+  ortprov plan --driver 535.104 --gpu-cc 8.0 --python 3.11 --json
+  ortprov plan --host a.json --host b.json -v    # one plan for both
   ortprov plan --ort 1.20 --cuda 12 --format requirements --hashes
 
 Exit codes: 0 a plan, 2 bad input, 3 no compatible build (the reasons are listed)."""
@@ -52,51 +37,64 @@ DOCKERFILE_HELP = f"""Print a Dockerfile for the planned build (same as `ortprov
 
 Examples:
 
-  ortprov dockerfile --driver 550 --gpu-cc 8.6 --python 3.12 --platform linux-x86_64 > Dockerfile
-
+\b
+  ortprov dockerfile --driver 550 --gpu-cc 8.6 --python 3.12 > Dockerfile
   ortprov dockerfile --host gpu-box.json --base cuda"""
 
 
 def register(app: typer.Typer) -> None:
     """Add `plan` and `dockerfile`."""
-    app.command("plan", help=PLAN_HELP)(plan)
-    app.command("dockerfile", help=DOCKERFILE_HELP)(dockerfile)
+    app.command("plan", help=PLAN_HELP)(command(plan))
+    app.command("dockerfile", help=DOCKERFILE_HELP)(command(dockerfile))
 
 
-def plan(
-    host: HostOpt = None,
-    driver: DriverOpt = None,
-    gpu_cc: GpuCcOpt = None,
-    python: PythonOpt = None,
-    platform: PlatformOpt = None,
-    ort: OrtOpt = None,
-    cuda: CudaOpt = None,
-    tensorrt: TensorrtOpt = False,
-    cuda_libraries: CudaLibrariesOpt = "wheels",
-    no_loader_hook: NoLoaderHookOpt = False,
-    fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help=" | ".join(FORMATS) + "."),
-    json_output: bool = typer.Option(False, "--json", help="Same as --format json."),
-    hashes: bool = typer.Option(False, "--hashes", help="requirements: pin sha256 digests read from the index."),
-    base: str = typer.Option("slim", "--base", metavar="slim|cuda", help="dockerfile: the base image kind."),
-    verbose: bool = typer.Option(False, "-v", "--verbose", help="List every rejected candidate."),
-) -> None:
+def plan(planning: PlanningOptions, fmt: str, json_output: bool, hashes: bool, base: str, verbose: bool) -> Result:
     """Pick the onnxruntime-gpu build for a host and say why."""
-    plan_run.plan_command(**locals())
+    from provisioner.errors import BadInput
+
+    if json_output and fmt not in ("text", "json"):
+        raise BadInput(f"--json and --format {fmt} exclude each other", hint="keep one of them")
+    if hashes and fmt != "requirements":
+        raise BadInput("--hashes applies to --format requirements", hint="add --format requirements")
+    return planned(planning, "json" if json_output else fmt, hashes=hashes, base=base, verbose=verbose)
 
 
-def dockerfile(
-    host: HostOpt = None,
-    driver: DriverOpt = None,
-    gpu_cc: GpuCcOpt = None,
-    python: PythonOpt = None,
-    platform: PlatformOpt = None,
-    ort: OrtOpt = None,
-    cuda: CudaOpt = None,
-    tensorrt: TensorrtOpt = False,
-    cuda_libraries: CudaLibrariesOpt = "wheels",
-    base: str = typer.Option(
-        "slim", "--base", metavar="slim|cuda", help="slim Python + NVIDIA wheels, or nvidia/cuda."
-    ),
-) -> None:
+def dockerfile(planning: PlanningOptions, base: str) -> Result:
     """Print a Dockerfile for the planned build."""
-    plan_run.dockerfile_command(**locals())
+    return planned(planning, "dockerfile", base=base)
+
+
+def planned(
+    options: PlanningOptions, fmt: str, *, hashes: bool = False, base: str = "slim", verbose: bool = False
+) -> Result:
+    """Plan (the matrix's notices on stderr) and hand back the plan, or the recipe in `fmt`."""
+    from provisioner.commands.planning import describes_machine, plan_for
+    from provisioner.matrix.load import load_matrix
+    from provisioner.render.output import note
+    from provisioner.render.plan import PlanResult, RecipeResult
+
+    if fmt == "dockerfile" and base == "cuda":
+        # the nvidia/cuda image supplies CUDA and cuDNN: the plan installs no NVIDIA wheels
+        options = dataclasses.replace(options, cuda_libraries="system")
+    matrix = load_matrix()
+    for notice in matrix.notices:
+        note(notice)
+    the_plan = plan_for(options, matrix)
+    assumed = the_plan.hosts[0].python
+    if describes_machine(options) and options.python_version is None and assumed is not None:
+        note(f"planned for Python {assumed.minor} (this interpreter's); pass --python X.Y for another")
+    python = options.target_python or "python"
+    if fmt in ("text", "json"):
+        return PlanResult(the_plan, verbose=verbose, python=python)
+    from provisioner.render import recipes
+
+    digests = None
+    if hashes:
+        from provisioner.hashes import pinned_digests
+
+        digests = pinned_digests(the_plan)
+    text = recipes.render(the_plan, fmt, matrix=matrix, python=python, index_digests=digests, base=base)
+    return RecipeResult(text)
+
+
+__all__ = ["PLAN_FORMATS", "register", "plan", "dockerfile", "planned"]

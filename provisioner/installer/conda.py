@@ -1,7 +1,7 @@
 """`apply --installer conda`: the plan's conda recipe (environment.yml) carried out with micromamba, mamba or
 conda, then its pip part with pip, in the active conda environment, in one transaction.
 
-The conda and pip parts come from `recipes.render(plan, "conda")`, the same text `ortprov plan --format conda`
+The conda and pip parts come from `render.recipes.render(plan, "conda")`, the same text `ortprov plan --format conda`
 prints, so the conda path is as what-you-see-is-what-runs as the pip/uv one.
 """
 
@@ -74,7 +74,7 @@ def parse_environment_yml(text: str) -> CondaRecipe:
 def conda_recipe(plan: Plan) -> CondaRecipe:
     """The plan's conda recipe, as `ortprov plan --format conda` renders it."""
     from provisioner.matrix.load import load_matrix
-    from provisioner.recipes import render
+    from provisioner.render.recipes import render
 
     return parse_environment_yml(render(plan, "conda", matrix=load_matrix()))
 

@@ -1,14 +1,14 @@
-"""The `apply` and `download` commands end to end: target, installer, sources, transaction, verify, output."""
+"""`apply` and `download` end to end: target, installer, sources, transaction, verify. Progress goes to stderr
+as it happens; what was done is returned (the command renders it), and failures are raised."""
 
 from __future__ import annotations
 
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import typer
 
 from provisioner.errors import BadInput, OrtprovError
 from provisioner.installer.runner import diagnose, print_err, run_command, tail
@@ -16,10 +16,23 @@ from provisioner.installer.steps import with_sources
 from provisioner.installer.target import resolve_target, venv_python
 from provisioner.installer.tools import choose_installer, find_uv
 from provisioner.installer.transaction import ApplyFailed, ApplyResult, ApplySettings, apply_plan
-from provisioner.output import emit_json
 from provisioner.plan import LOADER_HOOK, Plan
 
 PlanSource = Callable[[str | None, str | None], Plan]  # (target python, its X.Y) -> the plan
+
+
+@dataclass(frozen=True)
+class Wheelhouse:
+    """What `download` filled: the folder, its wheels (and which are new), for which Python and platforms."""
+
+    dest: str
+    wheels: tuple[str, ...]
+    bytes: int
+    new: tuple[str, ...]
+    python_version: str
+    platforms: tuple[str, ...]
+    plan: str  # the plan saved next to the wheels
+    seconds: float = 0.0
 
 
 def run_apply(
@@ -39,11 +52,11 @@ def run_apply(
     verify: str | None,
     verify_timeout: float,
     verbose: bool,
-    as_json: bool,
     confirm: Callable[[str], bool] | None,
     keep: bool = False,
-) -> None:
-    """`ortprov apply`: raises OrtprovError (the CLI prints it) or typer.Exit(1) when verification fails.
+) -> tuple[Any, Any]:
+    """`ortprov apply`: (what was done: an ApplyResult, or the dry run's plan for a venv still to be created;
+    the verify report or None). Raises OrtprovError; ApplyFailed's details hold the result and the report.
 
     The verify runs inside the transaction: when it fails, the environment is restored (ApplyFailed), unless
     `keep`, or unless the only failure is this machine's missing NVIDIA driver and the static check passes
@@ -80,16 +93,12 @@ def run_apply(
         if verify and result.outcome != "dry-run":  # conda's CUDA libraries are on the env's loader path
             report = Verifier(result.python, "", None, verify, verify_timeout, keep=True).run(verify == "static")
     else:
-        if installer not in ("auto", "uv", "pip"):
-            raise BadInput(f"unknown installer {installer!r}", hint="use auto, uv, pip or conda")
         uv = find_uv() if installer in ("auto", "uv") else None
         if dry_run and venv is not None and not venv_python(venv.expanduser().absolute()).exists():
             version = python_version or f"{sys.version_info[0]}.{sys.version_info[1]}"
             plan = sourced(plan_source(None, version))
             _say(f"dry run: would create the venv {venv} (Python {version}), then install: " + " ".join(plan.install))
-            if as_json:
-                emit_json({"apply": {"outcome": "dry-run", "create_venv": str(venv), "install": list(plan.install)}})
-            return
+            return {"outcome": "dry-run", "create_venv": str(venv), "install": list(plan.install)}, None
         target, installed = resolve_target(
             python, venv, system=system, python_version=python_version, uv=uv, create=not dry_run
         )
@@ -120,18 +129,14 @@ def run_apply(
         try:
             result = apply_plan(plan, target, installed, settings)
         except ApplyFailed as failed:
-            if as_json:
-                emit_json({"apply": failed.result, "verify": verifier.report, "error": failed.message})
+            failed.details = {"apply": failed.result, "verify": verifier.report}
             raise
         if verify and result.outcome == "unchanged":  # nothing changed, so nothing to restore: just prove it
             why = verifier.check()
             if why:
                 _say(f"{why}: apply changed nothing, so there is nothing to restore; `ortprov doctor` explains it")
         report = verifier.report
-    if as_json:
-        emit_json({"apply": result, "verify": report})
-    if report is not None and not report.ok:
-        raise typer.Exit(1)
+    return result, report
 
 
 def _hook_files(plan: Plan) -> dict[str, bytes] | None:
@@ -244,8 +249,7 @@ def run_download(
     index_url: str | None,
     extra_index_urls: tuple[str, ...],
     verbose: bool,
-    as_json: bool,
-) -> None:
+) -> Wheelhouse:
     """`ortprov download`: one `pip download` per install step, then plan.json next to the wheels."""
     from provisioner.installer.wheelhouse import download_argv, platform_tags, save_plan, target_of
 
@@ -280,24 +284,16 @@ def run_download(
     saved = save_plan(plan, dest)
     wheels = sorted(dest.glob("*.whl"))
     size = sum(p.stat().st_size for p in wheels)
-    new = [p.name for p in wheels if p.name not in before]
-    _say(
-        f"wheelhouse {dest}: {len(wheels)} wheels, {size / 1e6:.1f} MB ({len(new)} new) in "
-        f"{time.monotonic() - start:.1f}s; plan saved to {saved.name}"
+    return Wheelhouse(
+        dest=str(dest),
+        wheels=tuple(p.name for p in wheels),
+        bytes=size,
+        new=tuple(p.name for p in wheels if p.name not in before),
+        python_version=version,
+        platforms=tuple(tags),
+        plan=str(saved),
+        seconds=time.monotonic() - start,
     )
-    _say(f"install offline with: ortprov apply --wheelhouse {dest} --venv DIR")
-    if as_json:
-        emit_json(
-            {
-                "dest": str(dest),
-                "wheels": [p.name for p in wheels],
-                "bytes": size,
-                "new": new,
-                "python_version": version,
-                "platforms": tags,
-                "plan": str(saved),
-            }
-        )
 
 
 def _this_platform() -> str:
@@ -309,4 +305,4 @@ def _this_platform() -> str:
     return f"{os_name}-{arch}"
 
 
-__all__ = ["ApplyResult", "run_apply", "run_download"]
+__all__ = ["ApplyResult", "Wheelhouse", "run_apply", "run_download"]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from provisioner.facts import HostFacts
+from tests.support.cli import cli_env, run_ortprov
 
 pytestmark = pytest.mark.gpu
 REPO = Path(__file__).resolve().parents[2]
@@ -19,17 +20,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 def detect(cuda_visible_devices: str | None = None) -> HostFacts:
     """`ortprov detect --json` in a fresh process, with CUDA_VISIBLE_DEVICES unset or set to the value."""
-    env = {key: value for key, value in os.environ.items() if key != "CUDA_VISIBLE_DEVICES"}
+    env = {key: value for key, value in cli_env().items() if key != "CUDA_VISIBLE_DEVICES"}
     if cuda_visible_devices is not None:
         env["CUDA_VISIBLE_DEVICES"] = cuda_visible_devices
-    result = subprocess.run(
-        [sys.executable, "-m", "provisioner", "detect", "--json"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_ortprov("detect", "--json", env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     return HostFacts.from_dict(json.loads(result.stdout))
 

@@ -15,12 +15,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from provisioner.verify import run_verify
+from tests.support.cli import run_ortprov
 
 pytestmark = pytest.mark.gpu
 REPO = Path(__file__).resolve().parents[2]
@@ -30,18 +30,6 @@ CPU_ORT_SITE = Path(os.environ.get("ORTPROV_CPU_ORT_SITE", "/opt/torch/.venv/lib
 needs_gpu_python = pytest.mark.skipif(
     not GPU_PYTHON, reason="set ORTPROV_GPU_PYTHON to a python with onnxruntime-gpu installed"
 )
-
-
-def ortprov(*args: str, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run(
-        [*prefix, sys.executable, "-m", "provisioner", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
 
 
 def site_packages(python: str) -> Path:
@@ -81,10 +69,10 @@ def test_verify_passes_on_the_gpu():
 
 @needs_gpu_python
 def test_cli_verify_and_doctor_are_healthy():
-    verify = ortprov("verify", "--python", GPU_PYTHON)
+    verify = run_ortprov("verify", "--python", GPU_PYTHON)
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert verify.stdout.startswith("PASS: CUDAExecutionProvider")
-    doctor = ortprov("doctor", "--python", GPU_PYTHON, "--json")
+    doctor = run_ortprov("doctor", "--python", GPU_PYTHON, "--json")
     data = json.loads(doctor.stdout)
     assert doctor.returncode == 0, [f["code"] for f in data["findings"]]
     assert data["verify"]["ok"] is True
@@ -121,7 +109,7 @@ def test_cpu_package_shadowing_the_gpu_one(tmp_path: Path):
     assert not report.ok
     assert "cpu-and-gpu-installed" in report.failure_kinds
     assert "cpu-package-only" in report.failure_kinds
-    doctor = ortprov("doctor", "--python", python, "--json")
+    doctor = run_ortprov("doctor", "--python", python, "--json")
     assert doctor.returncode == 1
     findings = json.loads(doctor.stdout)["findings"]
     codes = [f["code"] for f in findings]
@@ -135,7 +123,7 @@ def test_cudnn_hidden_from_the_loader():
     if os.geteuid() != 0:
         pytest.skip("hiding cuDNN needs root (unshare -m)")
     script = str(REPO / "tests" / "gpu" / "hide_cudnn.sh")
-    doctor = ortprov("doctor", "--python", GPU_PYTHON, "--json", prefix=(script,))
+    doctor = run_ortprov("doctor", "--python", GPU_PYTHON, "--json", prefix=(script,))
     if doctor.returncode == 77:
         pytest.skip(doctor.stderr)
     assert doctor.returncode == 1, doctor.stderr
@@ -143,6 +131,6 @@ def test_cudnn_hidden_from_the_loader():
     codes = [f["code"] for f in data["findings"]]
     assert "cudnn-missing" in codes, (codes, data["verify"]["ort_messages"], data["verify"]["failures"])
     assert data["verify"]["ok"] is False
-    static = ortprov("verify", "--static", "--python", GPU_PYTHON, "--json", prefix=(script,))
+    static = run_ortprov("verify", "--static", "--python", GPU_PYTHON, "--json", prefix=(script,))
     resolved = {r["soname"]: r["status"] for r in json.loads(static.stdout)["static"]["libraries"]}
     assert resolved.get("libcudnn.so.9") == "missing", resolved

@@ -16,16 +16,8 @@ from pathlib import Path
 import pytest
 
 from provisioner.plan import Plan, Step
-from tests.support.envs import (
-    children_of,
-    clean_env,
-    freeze,
-    make_venv,
-    ortprov_argv,
-    run_ortprov,
-    tree_digest,
-    venv_python,
-)
+from tests.support.cli import ortprov_argv, run_ortprov
+from tests.support.envs import children_of, clean_env, freeze, make_venv, tree_digest, venv_python
 from tests.support.index_server import Fault, IndexServer
 from tests.support.wheels import WheelSpec, build_wheels, ort_family
 
@@ -429,6 +421,10 @@ def test_air_gapped_fresh_venv_from_a_wheelhouse(tmp_path: Path, env: dict[str, 
     with IndexServer(wheel_dir) as server:
         got = run_ortprov("download", "--dest", str(house), "--plan", str(plan), "--index-url", server.url, env=env)
         assert got.returncode == 0, got.stderr
+    # progress on stderr, the result (the wheelhouse) on stdout
+    assert "[1/1] download " in got.stderr and "[1/1]" not in got.stdout
+    assert got.stdout.startswith(f"wheelhouse {house}: 5 wheels, ") and "plan saved to plan.json" in got.stdout
+    assert f"install offline with: ortprov apply --wheelhouse {house} --venv DIR" in got.stdout
     # no index, and uv may not fetch anything (not even pip to seed the venv): the wheelhouse is all there is
     offline = {**env, "UV_OFFLINE": "1", "PIP_NO_INDEX": "1"}
     venv = tmp_path / "fresh"

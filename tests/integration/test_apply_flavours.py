@@ -17,7 +17,8 @@ import pytest
 
 from provisioner.plan import Plan, Step
 from provisioner.probe.target import check_files
-from tests.support.envs import clean_env, freeze, make_venv, run_ortprov, tree_digest
+from tests.support.cli import run_ortprov
+from tests.support.envs import clean_env, freeze, make_venv, tree_digest
 from tests.support.index_server import IndexServer
 from tests.support.wheels import build_wheels, ort_cpu, ort_family
 

@@ -193,8 +193,9 @@ def test_environment_yml_is_split_into_conda_and_pip_parts() -> None:
 
 
 def test_conda_recipe_comes_from_the_real_renderer() -> None:
+    from provisioner.commands.options import PlanningOptions
+    from provisioner.commands.planning import plan_for
     from provisioner.installer.conda import conda_recipe
-    from provisioner.planning import PlanningOptions, plan_for
 
     plan = plan_for(PlanningOptions(driver="580", gpu_cc="9.0", python_version="3.12", platform="linux-x86_64"))
     recipe = conda_recipe(plan)

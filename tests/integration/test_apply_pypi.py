@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.envs import REPO, clean_env, freeze, run_ortprov, venv_python
+from tests.support.cli import run_ortprov
+from tests.support.envs import REPO, clean_env, freeze, venv_python
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 

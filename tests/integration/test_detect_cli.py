@@ -14,22 +14,9 @@ import pytest
 
 from provisioner.facts import HostFacts
 from provisioner.standalone.packages_probe import HELLO
+from tests.support.cli import run_ortprov
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def ortprov(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    run_env = dict(os.environ if env is None else env)
-    run_env.pop("VIRTUAL_ENV", None)
-    run_env["NO_COLOR"] = "1"
-    return subprocess.run(
-        [sys.executable, "-m", "provisioner", *args],
-        cwd=REPO,
-        env=run_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def has_nvidia_driver() -> bool:
@@ -38,7 +25,7 @@ def has_nvidia_driver() -> bool:
 
 @pytest.mark.skipif(has_nvidia_driver(), reason="this host has an NVIDIA driver")
 def test_detect_without_driver_says_so_and_exits_0() -> None:
-    result = ortprov("detect")
+    result = run_ortprov("detect")
     assert result.returncode == 0, result.stderr
     assert "no NVIDIA driver found" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
@@ -47,7 +34,7 @@ def test_detect_without_driver_says_so_and_exits_0() -> None:
 
 
 def test_detect_json_parses_and_round_trips() -> None:
-    result = ortprov("detect", "--json", "--label", "dev box")
+    result = run_ortprov("detect", "--json", "--label", "dev box")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)  # nothing but JSON on stdout
     assert data["label"] == "dev box"
@@ -73,14 +60,14 @@ def test_detect_probes_another_venv(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
     ).stdout.strip()
-    result = ortprov("detect", "--json", "--python", str(python))
+    result = run_ortprov("detect", "--json", "--python", str(python))
     assert result.returncode == 0, result.stderr
     facts = HostFacts.from_dict(json.loads(result.stdout))
     assert facts.python is not None
     assert facts.python.version == expected
     assert facts.python.is_venv and facts.python.prefix == str(tmp_path / "other")
     assert facts.onnxruntime == ()  # the new venv has none, unlike ortprov's own
-    folder = ortprov("detect", "--python", str(tmp_path / "other"))  # a venv folder works too
+    folder = run_ortprov("detect", "--python", str(tmp_path / "other"))  # a venv folder works too
     assert folder.returncode == 0 and f"python:      {expected}" in folder.stdout
 
 
@@ -92,7 +79,7 @@ def test_hanging_python_times_out_cleanly(tmp_path: Path) -> None:
     silent.write_text("#!/bin/sh\nsleep 60\n")
     silent.chmod(0o755)
     started = time.monotonic()
-    refused = ortprov("detect", "--json", "--python", str(silent), "--timeout", "1")
+    refused = run_ortprov("detect", "--json", "--python", str(silent), "--timeout", "1")
     assert time.monotonic() - started < 20
     assert refused.returncode == 2 and refused.stdout == ""
     assert "is not a working Python interpreter: it did not answer within 1 s (killed)" in refused.stderr
@@ -100,18 +87,18 @@ def test_hanging_python_times_out_cleanly(tmp_path: Path) -> None:
     fake.write_text(f"#!/bin/sh\necho {HELLO}\nsleep 60\n")
     fake.chmod(0o755)
     started = time.monotonic()
-    result = ortprov("detect", "--json", "--python", str(fake), "--timeout", "1")
+    result = run_ortprov("detect", "--json", "--python", str(fake), "--timeout", "1")
     assert time.monotonic() - started < 20
     assert result.returncode == 0, result.stderr
     facts = HostFacts.from_dict(json.loads(result.stdout))
     assert facts.python is None
     assert f"package probe: {fake} did not answer within 1 s (killed)" in facts.probe_errors
-    human = ortprov("detect", "--python", str(fake), "--timeout", "0.5")
+    human = run_ortprov("detect", "--python", str(fake), "--timeout", "0.5")
     assert human.returncode == 0 and "did not answer within 0.5 s" in human.stdout
 
 
 def test_bad_python_is_bad_input(tmp_path: Path) -> None:
-    result = ortprov("detect", "--python", str(tmp_path / "nope/python"))
+    result = run_ortprov("detect", "--python", str(tmp_path / "nope/python"))
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.startswith("error: --python ") and "does not exist" in result.stderr
@@ -120,15 +107,15 @@ def test_bad_python_is_bad_input(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not Path("/usr/lib/python3.11/EXTERNALLY-MANAGED").exists(), reason="no PEP 668 system Python here")
 def test_system_python_is_externally_managed() -> None:
-    result = ortprov("detect", "--json", "--python", "/usr/bin/python3.11")
+    result = run_ortprov("detect", "--json", "--python", "/usr/bin/python3.11")
     facts = HostFacts.from_dict(json.loads(result.stdout))
     assert facts.python is not None and facts.python.externally_managed and not facts.python.is_venv
-    human = ortprov("detect", "--python", "/usr/bin/python3.11")
+    human = run_ortprov("detect", "--python", "/usr/bin/python3.11")
     assert "externally managed (PEP 668)" in human.stdout
 
 
 def test_detect_help_has_examples() -> None:
-    result = ortprov("detect", "--help")
+    result = run_ortprov("detect", "--help")
     assert result.returncode == 0
     for text in ("--json", "--python", "--timeout", "ortprov detect --json > host.json"):
         assert text in result.stdout

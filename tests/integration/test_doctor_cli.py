@@ -3,32 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import pytest
 
-from tests.support.envs import DEV_PYTHON, REPO, ortprov_argv
+from tests.support.cli import run_ortprov
+from tests.support.envs import DEV_PYTHON, REPO
 
 LOGS = REPO / "tests" / "data" / "logs"
 
 
-def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NO_COLOR": "1"}
-    env.pop("VIRTUAL_ENV", None)
-    return subprocess.run(
-        ortprov_argv(*args),
-        capture_output=True,
-        text=True,
-        env=env,
-        input=stdin,
-        timeout=180,
-        cwd=REPO,
-    )
-
-
 def test_log_file_is_explained_with_code_evidence_and_fix():
-    result = cli("doctor", "--log", str(LOGS / "seed002-linux-libcudnn9.log"))
+    result = run_ortprov("doctor", "--log", str(LOGS / "seed002-linux-libcudnn9.log"))
     assert result.returncode == 1
     assert "1. [cudnn-missing] error" in result.stdout
     assert "evidence: libcudnn.so.9: cannot open shared object file" in result.stdout
@@ -37,7 +22,7 @@ def test_log_file_is_explained_with_code_evidence_and_fix():
 
 def test_log_from_stdin_as_json():
     text = (LOGS / "gh-roop465-driver-insufficient.log").read_text(encoding="utf-8")
-    result = cli("doctor", "--log", "-", "--json", stdin=text)
+    result = run_ortprov("doctor", "--log", "-", "--json", input_text=text)
     assert result.returncode == 1
     data = json.loads(result.stdout)
     assert data["healthy"] is False and data["recognised"] is True
@@ -46,13 +31,13 @@ def test_log_from_stdin_as_json():
 
 
 def test_warning_only_log_is_healthy():
-    result = cli("doctor", "--log", str(LOGS / "memcpy-nodes-slow.log"))
+    result = run_ortprov("doctor", "--log", str(LOGS / "memcpy-nodes-slow.log"))
     assert result.returncode == 0
     assert "[gpu-slower-than-cpu] warning" in result.stdout
 
 
 def test_unrecognised_log_exits_0_and_says_so():
-    result = cli("doctor", "--log", str(LOGS / "clean-run.log"))
+    result = run_ortprov("doctor", "--log", str(LOGS / "clean-run.log"))
     assert result.returncode == 0
     assert "no known failure recognised" in result.stdout
 
@@ -67,14 +52,14 @@ def test_unrecognised_log_exits_0_and_says_so():
     ],
 )
 def test_bad_input_exits_2(args: list[str], stdin: str | None, message: str):
-    result = cli("doctor", *args, stdin=stdin)
+    result = run_ortprov("doctor", *args, input_text=stdin)
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
 def test_doctor_on_this_machine_names_the_cpu_package():
     """This machine: no NVIDIA driver, CPU onnxruntime of the dev environment. Detect + plan + verify, for real."""
-    result = cli("doctor", "--python", DEV_PYTHON, "--json")
+    result = run_ortprov("doctor", "--python", DEV_PYTHON, "--json")
     assert result.returncode == 1, result.stderr
     data = json.loads(result.stdout)
     found = [f["code"] for f in data["findings"]]

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from provisioner.matrix.load import load_matrix
-from tests.support.envs import clean_env, run_ortprov, venv_python
+from tests.support.cli import run_ortprov
+from tests.support.envs import clean_env, venv_python
 from tests.support.gpu_stubs import DRIVER_LIBRARY, PLAIN_SESSION, era_wheels
 from tests.support.index_server import IndexServer
 from tests.support.wheels import build_wheels

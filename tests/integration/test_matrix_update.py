@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +12,7 @@ from provisioner.matrix.load import clear_memo, load_matrix, shipped_dir
 from provisioner.matrix.query import builds_for
 from provisioner.matrix.refresh import update_matrix
 from tests.integration.range_index import RangeIndex
+from tests.support.cli import run_ortprov
 from tests.support.wheels import WheelSpec, build_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,79 +144,30 @@ def test_retries_transient_server_errors(tmp_path: Path, cache: Path) -> None:
 
 
 def test_offline_falls_back_to_shipped_data_with_a_notice(tmp_path: Path, cache: Path) -> None:
-    env = {**os.environ, "ORTPROV_CACHE_DIR": str(cache), "NO_COLOR": "1"}
     # a port nothing listens on: take one from a server we then close
     with RangeIndex(tmp_path) as server:
         dead = server.url
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "provisioner",
-            "matrix",
-            "update",
-            "--index-url",
-            f"{dead}/simple/",
-            "--timeout",
-            "2",
-            "--retries",
-            "0",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    result = run_ortprov(
+        "matrix", "update", "--index-url", f"{dead}/simple/", "--timeout", "2", "--retries", "0", cache=cache
     )
     assert result.returncode == 1
     assert "notice: could not read the index" in result.stderr and "still using the shipped data from" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (cache / "matrices").exists()
-    shown = subprocess.run(
-        [sys.executable, "-m", "provisioner", "matrix", "check"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    shown = run_ortprov("matrix", "check", cache=cache)
     assert shown.returncode == 0 and "matrix OK (shipped" in shown.stdout
 
 
 def test_cli_update_json(tmp_path: Path, cache: Path) -> None:
     files = tmp_path / "files"
     wheels = [gpu_wheel(files, "1.32.0", "cp312-cp312-manylinux_2_28_x86_64", padding=0)]
-    env = {**os.environ, "ORTPROV_CACHE_DIR": str(cache)}
     with RangeIndex(files) as server:
         server.pages["onnxruntime-gpu"] = index_page(server, wheels)
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "provisioner",
-                "matrix",
-                "update",
-                "--index-url",
-                f"{server.url}/simple/",
-                "--json",
-            ],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        result = run_ortprov("matrix", "update", "--index-url", f"{server.url}/simple/", "--json", cache=cache)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["status"] == "updated" and data["added"] == ["1.32.0"]
-    again = subprocess.run(
-        [sys.executable, "-m", "provisioner", "matrix", "show", "--ort", "1.32.0", "--json"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    again = run_ortprov("matrix", "show", "--ort", "1.32.0", "--json", cache=cache)
     assert json.loads(again.stdout)[0]["cuda_version"] == "13.0"
 
 

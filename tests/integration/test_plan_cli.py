@@ -8,13 +8,13 @@ wins over the shipped data), so expectations do not move when the shipped matrix
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run_ortprov
 from tests.unit.matrix_fixtures import host, write_matrix_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,19 +29,6 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return cache
 
 
-def ortprov(cache: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ORTPROV_CACHE_DIR": str(cache), "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "provisioner", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=timeout,
-        check=False,
-    )
-
-
 def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int, words: str) -> None:
     assert result.returncode == code, result.stderr
     assert "Traceback" not in result.stderr
@@ -51,7 +38,7 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int, w
 
 
 def test_plan_json_for_a_described_machine(cache_dir: Path) -> None:
-    result = ortprov(cache_dir, "plan", "--json", *H100)
+    result = run_ortprov("plan", "--json", *H100, cache=cache_dir)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["ort_version"] == "1.31.1" and data["cuda_version"] == "13.0"
@@ -74,39 +61,41 @@ def test_plan_json_for_a_described_machine(cache_dir: Path) -> None:
 
 
 def test_format_json_equals_json_flag(cache_dir: Path) -> None:
-    a = ortprov(cache_dir, "plan", "--json", *H100)
-    b = ortprov(cache_dir, "plan", "--format", "json", *H100)
+    a = run_ortprov("plan", "--json", *H100, cache=cache_dir)
+    b = run_ortprov("plan", "--format", "json", *H100, cache=cache_dir)
     assert a.returncode == b.returncode == 0
     assert json.loads(a.stdout) == json.loads(b.stdout)
 
 
 def test_text_summary_and_verbose_rejections(cache_dir: Path) -> None:
     args = ["--driver", "535.104.05", "--gpu-cc", "6.1", "--python", "3.11", "--platform", "linux-x86_64"]
-    short = ortprov(cache_dir, "plan", *args)
+    short = run_ortprov("plan", *args, cache=cache_dir)
     assert short.returncode == 0, short.stderr
     assert short.stdout.startswith("onnxruntime-gpu 1.31.1: CUDA 12.8")
     assert "Why:" in short.stdout and "Steps:" in short.stdout
     assert "minor-version compatibility" in short.stdout
     assert "1 other candidate lost (-v shows why)" in short.stdout
-    verbose = ortprov(cache_dir, "plan", "-v", *args)
+    verbose = run_ortprov("plan", "-v", *args, cache=cache_dir)
     assert "Rejected:" in verbose.stdout
     assert "CUDA 13 builds do not support compute capability 6.1" in verbose.stdout
 
 
 def test_no_plan_exits_3_with_the_reasons(cache_dir: Path) -> None:
-    result = ortprov(cache_dir, "plan", "--driver", "418.87.01", "--gpu-cc", "5.2", "--python", "3.9")
+    result = run_ortprov("plan", "--driver", "418.87.01", "--gpu-cc", "5.2", "--python", "3.9", cache=cache_dir)
     assert result.returncode == 3
     assert "Traceback" not in result.stderr and result.stdout == ""
     assert result.stderr.startswith("error: no onnxruntime-gpu build runs on this host")
     assert "no wheel for Python 3.9 after 1.19.2" in result.stderr
     assert "needs driver >= 525.60.13; this host has 418.87.01" in result.stderr
     assert "older candidates (-v lists them)" in result.stderr
-    verbose = ortprov(cache_dir, "plan", "-v", "--driver", "418.87.01", "--gpu-cc", "5.2", "--python", "3.9")
+    verbose = run_ortprov("plan", "-v", "--driver", "418.87.01", "--gpu-cc", "5.2", "--python", "3.9", cache=cache_dir)
     assert "1.16.3 (CUDA 11.8)" in verbose.stderr
 
 
 def test_no_plan_json_prints_the_error_object(cache_dir: Path) -> None:
-    result = ortprov(cache_dir, "plan", "--json", "--driver", "418.87.01", "--gpu-cc", "8.6", "--python", "3.12")
+    result = run_ortprov(
+        "plan", "--json", "--driver", "418.87.01", "--gpu-cc", "8.6", "--python", "3.12", cache=cache_dir
+    )
     assert result.returncode == 3
     data = json.loads(result.stdout)
     assert data["error"].startswith("no onnxruntime-gpu build")
@@ -141,13 +130,13 @@ def test_no_plan_json_prints_the_error_object(cache_dir: Path) -> None:
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(cache_dir: Path, args: list[str], words: str) -> None:
-    result = ortprov(cache_dir, "plan", *args)
+    result = run_ortprov("plan", *args, cache=cache_dir)
     assert_one_line_error(result, 2, words)
     assert result.stdout == ""
 
 
 def test_bad_input_with_json_prints_the_error_object(cache_dir: Path) -> None:
-    result = ortprov(cache_dir, "plan", "--json", "--driver", "5x.1", "--gpu-cc", "8.6")
+    result = run_ortprov("plan", "--json", "--driver", "5x.1", "--gpu-cc", "8.6", cache=cache_dir)
     assert result.returncode == 2
     assert json.loads(result.stdout)["error"] == "--driver '5x.1' is not an NVIDIA driver version"
 
@@ -155,18 +144,18 @@ def test_bad_input_with_json_prints_the_error_object(cache_dir: Path) -> None:
 def test_malformed_host_file(cache_dir: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
-    assert_one_line_error(ortprov(cache_dir, "plan", "--host", str(bad)), 2, "is not valid JSON")
+    assert_one_line_error(run_ortprov("plan", "--host", str(bad), cache=cache_dir), 2, "is not valid JSON")
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({"platform": {"os": "linux"}, "driver": {"present": True}}), encoding="utf-8")
-    assert_one_line_error(ortprov(cache_dir, "plan", "--host", str(wrong)), 2, "is malformed")
+    assert_one_line_error(run_ortprov("plan", "--host", str(wrong), cache=cache_dir), 2, "is malformed")
 
 
 def test_host_files_and_flags_override_them(cache_dir: Path) -> None:
     cpu = str(HOSTS / "cpu-dev-machine.json")
-    plain = json.loads(ortprov(cache_dir, "plan", "--json", "--host", cpu).stdout)
+    plain = json.loads(run_ortprov("plan", "--json", "--host", cpu, cache=cache_dir).stdout)
     assert plain["uninstall"] == ["onnxruntime"]  # the CPU package shadows onnxruntime-gpu
     assert plain["host"]["driver"]["present"] is False
-    result = ortprov(cache_dir, "plan", "--json", "--host", cpu, "--driver", "535.104.05", "--gpu-cc", "8.0")
+    result = run_ortprov("plan", "--json", "--host", cpu, "--driver", "535.104.05", "--gpu-cc", "8.0", cache=cache_dir)
     data = json.loads(result.stdout)
     assert (data["ort_version"], data["cuda_version"]) == ("1.31.1", "12.8")
     assert data["host"]["driver"]["version"] == "535.104.05"
@@ -179,35 +168,35 @@ def test_several_host_files_name_the_blocking_host(cache_dir: Path, tmp_path: Pa
     good.write_text(host(driver="580.65.06").to_json(), encoding="utf-8")
     old = tmp_path / "old.json"
     old.write_text(host(driver="418.87.01").to_json(), encoding="utf-8")
-    ok = ortprov(cache_dir, "plan", "--json", "--host", str(good), "--host", str(good))
+    ok = run_ortprov("plan", "--json", "--host", str(good), "--host", str(good), cache=cache_dir)
     assert ok.returncode == 0 and isinstance(json.loads(ok.stdout)["host"], list)
-    blocked = ortprov(cache_dir, "plan", "--host", str(good), "--host", str(old))
+    blocked = run_ortprov("plan", "--host", str(good), "--host", str(old), cache=cache_dir)
     assert blocked.returncode == 3
     assert f"host '{old}' blocks it" in blocked.stderr.splitlines()[0]
 
 
 @pytest.mark.parametrize("path", sorted(HOSTS.glob("*.json")), ids=lambda p: p.name)
 def test_saved_host_files_plan_or_explain(cache_dir: Path, path: Path) -> None:
-    result = ortprov(cache_dir, "plan", "--json", "--host", str(path))
+    result = run_ortprov("plan", "--json", "--host", str(path), cache=cache_dir)
     assert result.returncode in (0, 3), result.stderr
     data = json.loads(result.stdout)
     assert ("ort_version" in data) if result.returncode == 0 else data["rejected"]
 
 
 def test_recipe_formats_come_from_the_same_plan(cache_dir: Path) -> None:
-    pip = ortprov(cache_dir, "plan", "--format", "pip", *H100)
+    pip = run_ortprov("plan", "--format", "pip", *H100, cache=cache_dir)
     assert pip.returncode == 0, pip.stderr
     assert "-m pip install 'onnxruntime-gpu[cuda,cudnn]==1.31.1' nvidia-cuda-runtime==13.0.96" in pip.stdout
-    dockerfile = ortprov(cache_dir, "dockerfile", *H100)
+    dockerfile = run_ortprov("dockerfile", *H100, cache=cache_dir)
     assert dockerfile.returncode == 0, dockerfile.stderr
     assert "FROM" in dockerfile.stdout and "onnxruntime-gpu" in dockerfile.stdout
-    same = ortprov(cache_dir, "plan", "--format", "dockerfile", *H100)
+    same = run_ortprov("plan", "--format", "dockerfile", *H100, cache=cache_dir)
     assert same.stdout == dockerfile.stdout
 
 
 def test_probing_this_machine_plans_for_the_venv(cache_dir: Path) -> None:
     """No flags: the real probe of this GPU-less machine and of the dev environment (CPU onnxruntime in it)."""
-    result = ortprov(cache_dir, "plan", "--json", "--python", sys.executable, timeout=120)
+    result = run_ortprov("plan", "--json", "--python", sys.executable, timeout=120, cache=cache_dir)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert "onnxruntime" in data["uninstall"]
@@ -216,7 +205,7 @@ def test_probing_this_machine_plans_for_the_venv(cache_dir: Path) -> None:
 
 
 def test_help_has_examples(cache_dir: Path) -> None:
-    result = ortprov(cache_dir, "plan", "--help")
+    result = run_ortprov("plan", "--help", cache=cache_dir)
     assert result.returncode == 0
     assert "Examples:" in result.stdout and "--gpu-cc" in result.stdout and "Exit codes" in result.stdout
 
@@ -224,12 +213,12 @@ def test_help_has_examples(cache_dir: Path) -> None:
 def test_a_saved_host_file_gives_the_same_plan_as_probing(cache_dir: Path, tmp_path: Path) -> None:
     """DESIGN: `detect --json > host.json` then `plan --host host.json` plans what planning on the box does."""
     venv_python = sys.executable
-    detected = ortprov(cache_dir, "detect", "--json", "--python", venv_python, timeout=120)
+    detected = run_ortprov("detect", "--json", "--python", venv_python, timeout=120, cache=cache_dir)
     assert detected.returncode == 0, detected.stderr
     saved = tmp_path / "this-box.json"
     saved.write_text(detected.stdout, encoding="utf-8")
-    from_file = json.loads(ortprov(cache_dir, "plan", "--json", "--host", str(saved)).stdout)
-    probed = json.loads(ortprov(cache_dir, "plan", "--json", "--python", venv_python, timeout=120).stdout)
+    from_file = json.loads(run_ortprov("plan", "--json", "--host", str(saved), cache=cache_dir).stdout)
+    probed = json.loads(run_ortprov("plan", "--json", "--python", venv_python, timeout=120, cache=cache_dir).stdout)
     for data in (from_file, probed):
         del data["host"], data["hosts"]
     assert from_file == probed

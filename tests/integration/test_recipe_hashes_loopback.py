@@ -23,7 +23,7 @@ from provisioner.hashes import (
     target_of,
 )
 from provisioner.plan import Step
-from provisioner.recipes import render
+from provisioner.render.recipes import render
 from tests.support.envs import venv_python
 from tests.support.index_server import IndexServer
 from tests.support.recipe_plans import cuda12_plan, host
@@ -83,7 +83,7 @@ def test_hashed_requirements_from_a_loopback_index_install_with_require_hashes(
         assert set(by_name) == {"onnxruntime-gpu", "numpy-stub", "nvidia-cudnn-cu12"}
         linux_wheel, win_wheel = wheels[0], wheels[1]
         assert by_name["onnxruntime-gpu"].sha256 == (sha(linux_wheel),)  # not the win_amd64 file, not 1.22.0
-        text = render(plan, "requirements", hashes=True, index_digests=pinned)
+        text = render(plan, "requirements", index_digests=pinned)
         requirements = tmp_path / "requirements.txt"
         requirements.write_text(text)
         python, platforms = target_of(plan)

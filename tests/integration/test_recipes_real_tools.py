@@ -34,7 +34,7 @@ from provisioner.hashes import (
 from provisioner.matrix.load import load_matrix
 from provisioner.plan import Plan, Request, Step
 from provisioner.planner import make_plan
-from provisioner.recipes import render
+from provisioner.render.recipes import render
 from tests.support.elf import build_so
 from tests.support.index_server import IndexServer
 from tests.support.recipe_plans import cuda12_plan, matrix
@@ -114,7 +114,7 @@ def test_pip_resolves_the_rendered_requirements_for_the_target(host_file: str, o
 def test_hashed_requirements_cover_the_resolution_and_the_digests_are_real(tmp_path: Path) -> None:
     plan = planned("a100-driver535-container-no-cudnn.json")
     pinned = pinned_digests(plan)
-    text = render(plan, "requirements", hashes=True, index_digests=pinned)
+    text = render(plan, "requirements", index_digests=pinned)
     assert {p.name.lower() for p in pinned} >= {"onnxruntime-gpu", "numpy", "nvidia-cudnn-cu12", "protobuf"}
     # The hashed set is the whole resolution for the target, so --require-hashes finds nothing unhashed.
     report, _ = pip_dry_run(render(plan, "requirements"), plan, tmp_path)

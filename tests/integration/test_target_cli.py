@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from provisioner.probe.target import START_TIMEOUT
-from tests.support.envs import REPO, clean_env, ortprov_argv
+from tests.support.cli import ortprov_argv
+from tests.support.envs import REPO, clean_env
 
 COMMANDS = (("detect",), ("plan",), ("verify",), ("doctor",), ("apply", "--dry-run"))
 

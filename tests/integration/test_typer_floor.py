@@ -1,4 +1,4 @@
-"""The oldest typer pyproject.toml allows, with the click pip picks for it today: the CLI and its fast path work.
+"""The oldest typer pyproject.toml allows, with the click pip picks for it today: the CLI and its options work.
 
 typer 0.12-0.15.3 do not exclude click 8.2+, and with it `ortprov plan --help` dies in click's make_metavar
 (and 0.12 turns every option into a flag); the dev venv has the newest typer allowed, this test the oldest.
@@ -39,7 +39,7 @@ def test_the_oldest_allowed_typer_runs_the_cli(tmp_path: Path) -> None:
         check=True,
     ).stdout.split()
     assert versions[0].startswith(_typer_floor())
-    tests = ["tests/unit/test_fastpath.py", "tests/unit/test_cli_commands.py"]
+    tests = ["tests/unit/test_options.py", "tests/unit/test_cli_commands.py"]
     result = subprocess.run(
         [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
         cwd=REPO,

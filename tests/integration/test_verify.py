@@ -20,8 +20,9 @@ from provisioner.matrix.query import sonames_by_cuda_major
 from provisioner.standalone.elf import read_dynamic_file
 from provisioner.standalone.verify_child import classify_source
 from provisioner.verify import VerifyReport, run_verify
+from tests.support.cli import cli_env, ortprov_argv, run_ortprov
 from tests.support.elf import build_so
-from tests.support.envs import DEV_PYTHON, REPO, ortprov_argv
+from tests.support.envs import DEV_PYTHON, REPO
 from tests.support.fake_ort import make_fake_venv, site_packages
 
 CHECK_MODEL = REPO / "provisioner" / "verify" / "models" / "check.onnx"
@@ -30,19 +31,6 @@ CHECK_MODEL = REPO / "provisioner" / "verify" / "models" / "check.onnx"
 @pytest.fixture(scope="module")
 def fake_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(make_fake_venv(tmp_path_factory.mktemp("fake") / "venv"))
-
-
-def cli(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
-    return subprocess.run(
-        ortprov_argv(*args),
-        capture_output=True,
-        text=True,
-        env=full_env,
-        input=stdin,
-        timeout=120,
-        cwd=REPO,
-    )
 
 
 # --- the real CPU onnxruntime: the silent-fallback case fails loudly ----------------------------------------
@@ -65,7 +53,7 @@ def test_cpu_onnxruntime_fails_with_cpu_package_only():
 
 
 def test_cli_verify_on_cpu_onnxruntime_exits_1_and_names_the_code():
-    result = cli("verify", "--python", DEV_PYTHON)
+    result = run_ortprov("verify", "--python", DEV_PYTHON)
     assert result.returncode == 1
     first = result.stdout.splitlines()[0]
     assert first.startswith("FAIL: ") and "CUDAExecutionProvider" in first
@@ -74,7 +62,7 @@ def test_cli_verify_on_cpu_onnxruntime_exits_1_and_names_the_code():
 
 
 def test_cli_verify_json_is_only_json():
-    result = cli("verify", "--python", DEV_PYTHON, "--json")
+    result = run_ortprov("verify", "--python", DEV_PYTHON, "--json")
     assert result.returncode == 1
     data = json.loads(result.stdout)
     assert data["ok"] is False and data["failures"][0]["kind"] == "cpu-package-only"
@@ -94,7 +82,7 @@ def test_cli_verify_json_is_only_json():
     ],
 )
 def test_cli_verify_bad_input_exits_2(args: list[str], message: str):
-    result = cli("verify", *args)
+    result = run_ortprov("verify", *args)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
 
@@ -152,7 +140,7 @@ def test_cpu_fallback_without_a_driver_says_no_driver(fake_python: str, tmp_path
 
 
 def test_cli_verify_exit_0_on_a_working_gpu(fake_python: str):
-    result = cli("verify", "--python", fake_python, env={"FAKE_ORT_MODE": "pass"})
+    result = run_ortprov("verify", "--python", fake_python, env=cli_env(FAKE_ORT_MODE="pass"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("PASS: CUDAExecutionProvider ran the checks")
 
@@ -166,7 +154,7 @@ def test_working_only_after_preload_is_a_failure(fake_python: str, driver_env: d
     assert len(report.attempts) == 2 and "plain" in report.attempts[0] and "failed" in report.attempts[0]
     assert "passed" in report.attempts[1]
     assert any("libcudnn.so.9" in m for m in report.ort_messages)
-    result = cli("verify", "--python", fake_python, env={"FAKE_ORT_MODE": "needs-preload", **driver_env})
+    result = run_ortprov("verify", "--python", fake_python, env=cli_env(FAKE_ORT_MODE="needs-preload", **driver_env))
     assert result.returncode == 1 and "library-not-on-path" in result.stdout
 
 
@@ -174,7 +162,9 @@ def test_code_that_calls_preload_dlls_is_verified_with_it(fake_python: str, driv
     report = run_verify(fake_python, env={"FAKE_ORT_MODE": "needs-preload", **driver_env}, timeout=60, preload=True)
     assert report.ok and not report.attempts and not report.preload_required
     assert report.preload is not None and report.preload.requested and report.preload.called
-    result = cli("verify", "--preload", "--python", fake_python, env={"FAKE_ORT_MODE": "needs-preload", **driver_env})
+    result = run_ortprov(
+        "verify", "--preload", "--python", fake_python, env=cli_env(FAKE_ORT_MODE="needs-preload", **driver_env)
+    )
     assert result.returncode == 0, result.stdout
 
 
@@ -306,7 +296,7 @@ def test_static_resolves_like_the_loader(tmp_path: Path):
     status = {r.soname: (r.status, r.via) for r in report.static.libraries}
     assert status["libcudart.so.13"] == ("ok", "loaded") and status["libcudnn.so.9"] == ("ok", "loaded")
     assert status["libcublas.so.13"] == ("ok", "ld_library_path")  # not in a wheel: the loader's own search
-    result = cli("verify", "--static", "--python", str(python), env=env)
+    result = run_ortprov("verify", "--static", "--python", str(python), env=cli_env(**env))
     assert result.returncode == 0, result.stdout
     assert "libcuda.so.1" in result.stdout and "driver-missing" in result.stdout
 
@@ -387,7 +377,7 @@ def test_a_child_that_dies_without_a_report_is_an_error_report(tmp_path: Path):
 
 
 def test_cli_shows_the_signal_and_stage_of_a_crash(fake_python: str):
-    result = cli("verify", "--python", fake_python, env={"FAKE_ORT_MODE": "abort"})
+    result = run_ortprov("verify", "--python", fake_python, env=cli_env(FAKE_ORT_MODE="abort"))
     assert result.returncode == 1
     assert result.stdout.startswith("FAIL: the verify child was killed by SIGABRT")
     assert "SIGABRT at stage session:builtin:check" in result.stdout
@@ -418,7 +408,7 @@ def test_user_model_with_dynamic_dims_on_the_real_cpu_onnxruntime(tmp_path: Path
     assert check.comparison is not None and check.comparison.agrees
     # the CPU package: the session did not run on the GPU (and says why when there is no driver)
     assert ("no-driver" if _no_driver_here() else "cpu-fallback") in report.failure_kinds
-    result = cli("verify", "--python", DEV_PYTHON, "--model", str(path), "--dim", "batch=3", "--dim", "seq=5")
+    result = run_ortprov("verify", "--python", DEV_PYTHON, "--model", str(path), "--dim", "batch=3", "--dim", "seq=5")
     assert result.returncode == 1 and "model" in result.stdout
 
 

@@ -81,26 +81,6 @@ def tree_digest(venv: Path) -> dict[str, str]:
     return digest
 
 
-def ortprov_argv(*args: str) -> list[str]:
-    """The real CLI, run by the interpreter running the tests."""
-    return [DEV_PYTHON, "-m", "provisioner", *args]
-
-
-def run_ortprov(
-    *args: str, env: dict[str, str], timeout: float = 300, input_text: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run `ortprov ARGS` to completion (stdin is not a terminal)."""
-    return subprocess.run(
-        ortprov_argv(*args),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=REPO,
-        input=input_text if input_text is not None else "",
-    )
-
-
 def children_of(pid: int) -> list[int]:
     """Direct child processes (Linux /proc)."""
     try:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from provisioner.commands.detect import render_summary
 from provisioner.facts import (
     DriverInfo,
     Gpu,
@@ -18,6 +17,7 @@ from provisioner.facts import (
     PlatformInfo,
     load_host_file,
 )
+from provisioner.render.detect import render_summary
 
 HOSTS = sorted((Path(__file__).resolve().parents[1] / "hosts").glob("*.json"))
 LINUX = PlatformInfo(os="linux", arch="x86_64", glibc="2.36")

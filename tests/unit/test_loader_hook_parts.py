@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from provisioner.commands.options import PlanningOptions
+from provisioner.commands.planning import resolve_hosts
 from provisioner.facts import HostFacts
 from provisioner.installer import loader_hook
 from provisioner.matrix.load import load_matrix
 from provisioner.matrix.query import sonames_by_cuda_major
 from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, Request
 from provisioner.planner import make_plan
-from provisioner.planning import PlanningOptions, resolve_hosts
 from provisioner.standalone import loader_hook as hook
 
 
@@ -147,7 +148,7 @@ def test_the_hook_goes_when_it_is_no_longer_wanted() -> None:
 
 @pytest.mark.parametrize("fmt", ["pip", "uv", "requirements"])
 def test_recipes_say_how_plain_code_gets_the_libraries_without_ortprov(fmt: str) -> None:
-    from provisioner import recipes
+    from provisioner.render import recipes
 
     text = recipes.render(plan_for(Request()), fmt, matrix=load_matrix())
     comments = " ".join(line[2:] for line in text.splitlines() if line.startswith("# "))
@@ -156,7 +157,7 @@ def test_recipes_say_how_plain_code_gets_the_libraries_without_ortprov(fmt: str)
 
 
 def test_the_dockerfile_keeps_its_ld_so_conf_file_instead() -> None:
-    from provisioner import recipes
+    from provisioner.render import recipes
 
     text = recipes.render(plan_for(Request()), "dockerfile", matrix=load_matrix())
     assert "--write-ld-conf" in text and "loader hook" not in text

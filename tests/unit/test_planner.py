@@ -14,7 +14,7 @@ from provisioner.facts import Gpu, HostFacts, LibraryHit, MissingFiles, OrtDist,
 from provisioner.matrix.model import Matrix, OrtBuild
 from provisioner.plan import Plan, Request
 from provisioner.planner import driver_cuda_version, make_plan, retarget
-from provisioner.recipes import render
+from provisioner.render.recipes import render
 from provisioner.versions import at_least, vtuple
 from tests.unit.matrix_fixtures import CUDA12_FEED, MATRIX, host, with_cpu_ort, with_torch
 

@@ -17,7 +17,7 @@ import yaml
 from provisioner import standalone
 from provisioner.errors import BadInput, DataError, NoCompatiblePlan
 from provisioner.plan import Step, step_argv
-from provisioner.recipes import (
+from provisioner.render.recipes import (
     CHECK_SCRIPT_PATH,
     VENV_PYTHON,
     PinnedRequirement,
@@ -258,7 +258,7 @@ def test_hashed_requirements_pin_every_resolved_distribution() -> None:
         PinnedRequirement("nvidia-cuda-runtime-cu12", "12.8.90", ("d" * 64,)),
         PinnedRequirement("numpy", "2.3.5", ("e" * 64,)),
     ]
-    text = render(cuda12_plan(), "requirements", hashes=True, index_digests=pinned)
+    text = render(cuda12_plan(), "requirements", index_digests=pinned)
     body = [line for line in text.splitlines() if not line.startswith("#")]
     assert body[:3] == [
         "numpy==2.3.5 \\",
@@ -272,12 +272,11 @@ def test_hashed_requirements_pin_every_resolved_distribution() -> None:
 def test_hashed_requirements_refuse_an_incomplete_resolution() -> None:
     pinned = [PinnedRequirement("onnxruntime-gpu", "1.23.2", ("a" * 64,))]
     with pytest.raises(DataError, match="nvidia-cudnn-cu12"):
-        render(cuda12_plan(), "requirements", hashes=True, index_digests=pinned)
+        render(cuda12_plan(), "requirements", index_digests=pinned)
     with pytest.raises(DataError, match="no sha256"):
         render(
             cuda11_plan(),
             "requirements",
-            hashes=True,
             index_digests=[PinnedRequirement("onnxruntime-gpu", "1.16.3", ("not-hex",))],
         )
 
@@ -489,7 +488,8 @@ def test_one_file_cannot_hold_a_feed_build_and_its_pypi_dependencies(fmt: str) -
     """pip steps run in order; one requirements file is one pip run: it would search the feed for every
     requirement (or PyPI for onnxruntime-gpu), so it is refused, naming the formats that work."""
     with pytest.raises(BadInput) as refused:
-        render(cuda11_plan_with(FEED_STEPS), fmt, matrix=matrix(), hashes=(fmt == "requirements"))
+        # requirements: pinned with digests (an empty resolution) or not, the refusal comes first
+        render(cuda11_plan_with(FEED_STEPS), fmt, matrix=matrix(), index_digests=() if fmt == "requirements" else None)
     assert "onnxruntime-gpu==1.19.2 from https://feed.example/simple/ with --no-deps" in refused.value.message
     assert "--format pip, uv or dockerfile" in str(refused.value.hint)
     steps = (Step("install", ("nvidia-cudnn-cu11==8.9.6.50",)), replace(FEED_STEPS[0], no_deps=False))

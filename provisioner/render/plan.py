@@ -1,13 +1,47 @@
-"""A Plan as a short human summary (`ortprov plan`, text format): what, why, the steps, and the losers."""
+"""A Plan rendered: the short human summary (`ortprov plan`), its JSON (the Plan itself, docs/json.md), a
+recipe (render/recipes.py), and the reasons under a failed plan's error line."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import HostFacts
-from provisioner.output import style
 from provisioner.plan import Plan, Rejection, step_summary
+from provisioner.render.style import style
 
 SHOWN_REJECTIONS = 5
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """`ortprov plan`: the plan, as the text summary (-v: every loser) or as its JSON contract."""
+
+    plan: Plan
+    verbose: bool = False
+    python: str = "python"  # the interpreter named in the steps
+    exit_code: int = 0
+
+    def text(self) -> str:
+        return render_text(self.plan, verbose=self.verbose, python=self.python)
+
+    def data(self) -> Any:
+        return self.plan.to_dict()
+
+
+@dataclass(frozen=True)
+class RecipeResult:
+    """`ortprov plan --format pip|uv|requirements|conda|dockerfile`, `ortprov dockerfile`: the recipe text."""
+
+    recipe: str
+    exit_code: int = 0
+
+    def text(self) -> str:
+        return self.recipe
+
+    def data(self) -> Any:
+        return {"recipe": self.recipe}
 
 
 def host_line(host: HostFacts) -> str:

@@ -1,8 +1,8 @@
 """Render a Plan as a recipe: pip or uv commands, a requirements file, a conda environment.yml, a Dockerfile.
 
-Pure text rendering (templates in the top-level `recipes/` folder, shipped in the wheel); the one side effect,
-fetching sha256 digests for `requirements --hashes`, lives in `provisioner.hashes` and is only called when the
-caller did not pass `index_digests`.
+Pure text rendering (templates in the top-level `recipes/` folder, shipped in the wheel). `requirements
+--hashes` pins the digests it is given (`index_digests`): reading them from the index is the network's job
+(provisioner.hashes, called by the command), never this module's.
 
 Every command is built with `plan.step_argv`, so what `plan --format pip` prints is what `apply` runs. Strings
 from a plan end up either validated (requirements, names, versions, URLs), quoted (shell words, JSON exec-form
@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING
 from provisioner import standalone
 from provisioner.errors import BadInput, DataError, NoCompatiblePlan
 from provisioner.plan import STEP_KINDS, Plan, Step, step_argv, step_summary
+from provisioner.render import DOCKERFILE_BASES, RECIPE_FORMATS
 from provisioner.resources import data_dir
 
 if TYPE_CHECKING:
     from provisioner.matrix.model import CudaMajor, DockerImage, Matrix, OrtBuild
 
-FORMATS = ("pip", "uv", "requirements", "conda", "dockerfile")
-BASES = ("slim", "cuda")
+FORMATS = RECIPE_FORMATS
+BASES = DOCKERFILE_BASES
 
 VENV_PYTHON = "/opt/venv/bin/python"
 CHECK_PROGRAM = "check_cuda_libs.py"  # provisioner/standalone/, written into the image with its siblings
@@ -65,15 +66,14 @@ def render(
     *,
     matrix: Matrix | None = None,
     python: str = "python",
-    hashes: bool = False,
     index_digests: Sequence[PinnedRequirement] | None = None,
     base: str = "slim",
     base_image: str | None = None,
 ) -> str:
     """The plan as text in `fmt` (pip | uv | requirements | conda | dockerfile).
 
-    python: the interpreter named in pip/uv commands. hashes: requirements pinned with sha256 digests of
-    the full resolved set (`index_digests`, or resolved now through provisioner.hashes: network).
+    python: the interpreter named in pip/uv commands. index_digests: the full resolved set with the sha256
+    of its files (provisioner.hashes.pinned_digests): the requirements are pinned with them (`--hashes`).
     base / base_image: the Dockerfile's base ("slim" Python + NVIDIA wheels, or "cuda": nvidia/cuda image).
     matrix: needed for conda (package names) and dockerfile (libraries checked, nvidia/cuda images).
     """
@@ -83,11 +83,7 @@ def render(
     if fmt in ("pip", "uv"):
         return render_commands(plan, fmt, python=python)
     if fmt == "requirements":
-        if hashes and index_digests is None:
-            from provisioner.hashes import pinned_digests
-
-            index_digests = pinned_digests(plan)
-        return render_requirements(plan, index_digests if hashes else None, python=python)
+        return render_requirements(plan, index_digests, python=python)
     if fmt == "conda":
         return render_conda(plan, _require(matrix, "conda"))
     return render_dockerfile(plan, _require(matrix, "dockerfile"), base=base, base_image=base_image)

@@ -1,9 +1,39 @@
-"""Human rendering of a VerifyReport: the verdict first, then the evidence. Shared by verify and apply."""
+"""A VerifyReport rendered: the verdict first, then the evidence, then what blocks the GPU and its fix."""
 
 from __future__ import annotations
 
-from provisioner.output import style
-from provisioner.verify.report import ModelCheck, VerifyReport
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from provisioner.render.style import style
+
+if TYPE_CHECKING:
+    from provisioner.findings import Finding
+    from provisioner.verify.report import ModelCheck, VerifyReport
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """`ortprov verify`: the report; when it failed, the findings that block the GPU (doctor's reasoning)."""
+
+    report: VerifyReport
+    blocking: tuple[Finding, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.report.ok else 1
+
+    def text(self) -> str:
+        lines = [render_report(self.report)]
+        if self.blocking:
+            lines.append("")
+        for finding in self.blocking:
+            lines.append(f"  [{finding.code}] {finding.title}")
+            lines.append(f"      fix: {finding.fix}")
+        return "\n".join(lines)
+
+    def data(self) -> Any:
+        return self.report.to_dict()
 
 
 def verdict_line(report: VerifyReport) -> str:

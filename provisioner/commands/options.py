@@ -1,0 +1,621 @@
+"""Every command-line option, declared once: flags, type, default, help, placeholder and check.
+
+typer builds a command from a function's signature; `command` writes that signature from these declarations.
+A command function names the options it takes as its parameters (`fmt`, `json_output`, ...; `planning` stands
+for all the planning options) and receives checked values: the planning options as one typed
+`PlanningOptions`, built and validated by `planning_options`, the one function that does it. It returns a
+result object, which provisioner.render.output prints (text or JSON); an OrtprovError it raises becomes one
+error line (and, with --json, a JSON error object) and its exit code.
+
+What a saved plan already decided (`PLANNING_FLAGS`, `refuse_beside_saved_plan`) is derived from the same
+declarations, so a new planning option is refused beside `--plan FILE` without a second edit.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from provisioner.errors import BadInput, OrtprovError
+from provisioner.render import DOCKERFILE_BASES, RECIPE_FORMATS
+
+if TYPE_CHECKING:
+    from provisioner.render.output import Result
+
+NONE_WORDS = ("none", "no")
+CUDA_LIBRARY_SOURCES = ("wheels", "system")
+PLAN_FORMATS = ("text", "json", *RECIPE_FORMATS)  # text and json: the plan itself; the others: a recipe
+PROVIDERS = ("cuda", "tensorrt")
+INSTALLERS = ("auto", "uv", "pip", "conda")
+
+_DRIVER = re.compile(r"^\d{2,4}(\.\d{1,3}){0,2}$")
+_CC = re.compile(r"^\d{1,2}\.\d$")
+_PYTHON_VERSION = re.compile(r"^(\d+)\.(\d{1,2})(?:\.\d{1,3})?(t?)$")
+_CUDA = re.compile(r"^\d{1,2}(\.\d{1,2})?$")
+
+
+@dataclass(frozen=True)
+class PlanningOptions:
+    """Every planning input, checked (`planning_options` builds it from the flags)."""
+
+    host_files: tuple[str, ...] = ()
+    driver: str | None = None  # "535.104.05", "580", or "none" (no driver: a build server)
+    gpu_cc: str | None = None  # "8.6", "8.0,9.0" (several GPUs), or "none"
+    python_version: str | None = None  # "3.12", "3.13t"
+    platform: str | None = None  # linux-x86_64 | linux-aarch64 | windows-amd64
+    ort: str | None = None  # "1.20", "1.20.1", ">=1.18,<1.21"
+    cuda: str | None = None  # "12", "12.4"
+    tensorrt: bool = False
+    target_python: str | None = None  # an interpreter to probe (path or command name)
+    prefer_existing_libraries: bool = True
+    cuda_libraries: str | None = None  # wheels | system; None: not given (wheels)
+    loader_hook: bool = True  # False: --no-loader-hook
+
+
+# -- the checks: BadInput (one line naming the flag, a hint with examples) ----------------------------------
+
+
+def python_version_parts(value: str) -> tuple[str, str, bool]:
+    """("3", "12", free-threaded) of a version given to --python; BadInput unless it is a Python 3 version."""
+    match = _PYTHON_VERSION.match(value.strip())
+    if not match:
+        raise BadInput(f"--python {value!r} is not a Python version", hint="examples: --python 3.12, --python 3.13t")
+    major, minor, free = match.group(1), match.group(2), match.group(3)
+    if major != "3":
+        raise BadInput(f"--python {value}: onnxruntime-gpu has wheels only for Python 3", hint="example: --python 3.12")
+    return major, minor, bool(free)
+
+
+def split_python_option(value: str | None) -> tuple[str | None, str | None]:
+    """`--python` of the planning commands is a version ("3.12", "3.13t") or an interpreter
+    ("/opt/venv/bin/python", "python3.12"): (version, path). What parses as a version is a version."""
+    if value is None:
+        return None, None
+    text = value.strip()
+    if not text:
+        raise BadInput("--python is empty", hint="pass a version (--python 3.12) or an interpreter path")
+    if _PYTHON_VERSION.match(text):
+        python_version_parts(text)
+        return text, None
+    if re.match(r"^\d", text):
+        raise BadInput(f"--python {value!r} is not a Python version", hint="examples: --python 3.12, --python 3.13t")
+    return None, text
+
+
+def _check_driver(value: str | None) -> None:
+    if value is not None and value.strip().lower() not in NONE_WORDS and not _DRIVER.match(value.strip()):
+        raise BadInput(
+            f"--driver {value!r} is not an NVIDIA driver version",
+            hint="examples: --driver 535.104.05, --driver 580, --driver none (no driver on that machine)",
+        )
+
+
+def _check_gpu_cc(value: str | None) -> None:
+    if value is None or value.strip().lower() in NONE_WORDS:
+        return
+    if not all(_CC.match(part.strip()) for part in value.split(",")):
+        raise BadInput(
+            f"--gpu-cc {value!r} is not a compute capability",
+            hint="examples: --gpu-cc 8.6, --gpu-cc 8.0,9.0 (two GPUs), --gpu-cc none",
+        )
+
+
+def _check_platform(value: str | None) -> None:
+    from provisioner.facts import PLATFORM_TAGS
+
+    if value is not None and value not in PLATFORM_TAGS:
+        raise BadInput(f"unknown platform {value!r}", hint=f"use one of: {', '.join(PLATFORM_TAGS)}")
+
+
+def _check_ort(value: str | None) -> None:
+    if value is None:
+        return
+    from provisioner.versions import ort_matcher
+
+    try:
+        ort_matcher(value)
+    except ValueError:
+        raise BadInput(
+            f"--ort {value!r} is not a version or specifier",
+            hint="examples: --ort 1.20, --ort 1.20.1, --ort '>=1.18,<1.21'",
+        ) from None
+
+
+def _check_cuda(value: str | None) -> None:
+    if value is not None and not _CUDA.match(value.strip()):
+        raise BadInput(f"--cuda {value!r} is not a CUDA version", hint="examples: --cuda 12, --cuda 12.4")
+
+
+def _one_of(choices: tuple[str, ...], message: str) -> Callable[[Any], None]:
+    """A check that the value is one of `choices`; `message` names the flag, {!r} the value."""
+
+    def check(value: str | None) -> None:
+        if value is not None and value not in choices:
+            raise BadInput(message.format(value), hint=f"use one of: {', '.join(choices)}")
+
+    return check
+
+
+def _positive(flag: str) -> Callable[[Any], None]:
+    def check(value: float) -> None:
+        if not value > 0:
+            raise BadInput(f"{flag} must be positive, got {value}", hint=f"example: {flag} 60")
+
+    return check
+
+
+def _at_least(flag: str, floor: int) -> Callable[[Any], None]:
+    def check(value: int | None) -> None:
+        if value is not None and value < floor:
+            raise BadInput(f"{flag} must be at least {floor}, got {value}")
+
+    return check
+
+
+def _http_url(value: str) -> None:
+    if not re.match(r"^https?://", value):
+        raise BadInput(f"--index-url {value!r} is not an http(s) URL", hint="e.g. --index-url https://pypi.org/simple/")
+
+
+def _not_a_file(flag: str) -> Callable[[Any], None]:
+    def check(value: Path | None) -> None:
+        if value is not None and value.exists() and not value.is_dir():
+            raise BadInput(f"{flag} {str(value)!r} is a file, not a folder")
+
+    return check
+
+
+# -- the declarations ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One option: what typer shows and parses, and the check its value passes before a command runs."""
+
+    flags: tuple[str, ...]
+    annotation: Any  # the Python type typer converts to
+    default: Any  # ... : required
+    help: str
+    metavar: str | None = None
+    check: Callable[[Any], None] | None = None
+    old_flags: tuple[str, ...] = ()  # former spellings, still read, not shown in the help
+    sets: tuple[str, ...] = ()  # planning options: the PlanningOptions fields it sets
+
+    def parameters(self, name: str) -> list[inspect.Parameter]:
+        """The typer parameters of this option (and of its former spelling)."""
+        import typer
+
+        found = [self._parameter(name, typer.Option(self.default, *self.flags, help=self.help, metavar=self.metavar))]
+        if self.old_flags:
+            old = typer.Option(None, *self.old_flags, metavar=self.metavar, hidden=True)
+            found.append(self._parameter(_old(name), old, self.annotation | None))
+        return found
+
+    def _parameter(self, name: str, default: Any, annotation: Any = None) -> inspect.Parameter:
+        kind = inspect.Parameter.KEYWORD_ONLY
+        return inspect.Parameter(name, kind, default=default, annotation=annotation or self.annotation)
+
+    def value(self, name: str, values: dict[str, Any]) -> Any:
+        """The checked value (a former spelling, given, stands for the option)."""
+        value = values[name]
+        if self.old_flags and values.get(_old(name)) is not None:
+            value = values[_old(name)]
+        if self.check is not None:
+            self.check(value)
+        return value
+
+
+def _old(name: str) -> str:
+    return f"{name}__old_spelling"
+
+
+# The planning options, in the order of the help (and of PLANNING_FLAGS).
+PLANNING: dict[str, Declared] = {
+    "host": Declared(
+        ("--host",),
+        list[str] | None,
+        None,
+        "A host file from `ortprov detect --json` (repeat for several hosts: one plan for all).",
+        "FILE",
+        sets=("host_files",),
+    ),
+    "driver": Declared(
+        ("--driver",),
+        str | None,
+        None,
+        "NVIDIA driver version (535.104.05, 580), or 'none'.",
+        "VERSION",
+        _check_driver,
+        sets=("driver",),
+    ),
+    "gpu_cc": Declared(
+        ("--gpu-cc",),
+        str | None,
+        None,
+        "GPU compute capability (8.6); several: 8.0,9.0; or 'none'.",
+        "X.Y",
+        _check_gpu_cc,
+        sets=("gpu_cc",),
+    ),
+    "python": Declared(
+        ("--python",),
+        str | None,
+        None,
+        "Target Python: a version (3.12, 3.13t) to plan for, or an interpreter / venv to probe.",
+        "X.Y|PATH",
+        sets=("python_version", "target_python"),  # named "--python X.Y" and "--python PATH" beside a saved plan
+    ),
+    "platform": Declared(
+        ("--platform",),
+        str | None,
+        None,
+        "linux-x86_64 | linux-aarch64 | windows-amd64.",
+        "PLATFORM",
+        _check_platform,
+        sets=("platform",),
+    ),
+    "ort": Declared(
+        ("--ort",),
+        str | None,
+        None,
+        "onnxruntime-gpu release: 1.20, 1.20.1 or '>=1.18,<1.21'.",
+        "SPEC",
+        _check_ort,
+        sets=("ort",),
+    ),
+    "cuda": Declared(
+        ("--cuda",),
+        str | None,
+        None,
+        "Only builds for this CUDA (12, 12.4).",
+        "MAJOR[.MINOR]",
+        _check_cuda,
+        sets=("cuda",),
+    ),
+    "tensorrt": Declared(
+        ("--tensorrt",),
+        bool,
+        False,
+        "Add the TensorRT pip packages the release's TensorRT provider needs.",
+        sets=("tensorrt",),
+    ),
+    "cuda_libraries": Declared(
+        ("--cuda-libraries",),
+        str | None,
+        None,
+        "Where CUDA and cuDNN come from: NVIDIA pip wheels (the default), or the system (an nvidia/cuda image, "
+        "a CUDA toolkit + cuDNN install): then no NVIDIA wheels are installed.",
+        "|".join(CUDA_LIBRARY_SOURCES),
+        _one_of(CUDA_LIBRARY_SOURCES, "--cuda-libraries {!r} is not a library source"),
+        sets=("cuda_libraries",),
+    ),
+    "no_loader_hook": Declared(
+        ("--no-loader-hook",),
+        bool,
+        False,
+        "Do not install the loader hook that lets a plain `import onnxruntime` find the NVIDIA wheels' "
+        "libraries; the plan then says the line your code must call instead.",
+        sets=("loader_hook",),
+    ),
+}
+
+PLANNING_HELP = """Where the hosts come from: --host FILE (repeatable; flags override the files), or, with
+--driver and --gpu-cc, a machine described by flags (nothing is probed; platform and Python default to this
+machine's), or else this machine, probed (--python PATH picks the interpreter), with flags overriding it.
+
+--python takes a version (3.12, 3.13t: plan for it) or an interpreter / venv path (probe it)."""
+
+TARGET_HELP = "default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the Python running ortprov"
+
+# Every other option, by the parameter name a command function gives it.
+OPTIONS: dict[str, Declared] = {
+    "json_output": Declared(
+        ("--json",), bool, False, "Print the result as one JSON object on stdout (errors too: docs/json.md)."
+    ),
+    "verbose": Declared(
+        ("-v", "--verbose"), bool, False, "Say more: every rejected candidate; the installer's output as it runs."
+    ),
+    "target": Declared(
+        ("--python",), str | None, None, f"The interpreter (or venv folder) to examine; {TARGET_HELP}.", "PATH"
+    ),
+    "timeout": Declared(
+        ("--timeout",),
+        float,
+        120.0,
+        "Seconds before the GPU check (a child process of the target Python) is abandoned.",
+        "SECONDS",
+        _positive("--timeout"),
+        old_flags=("--verify-timeout",),
+    ),
+    "probe_timeout": Declared(
+        ("--timeout",),
+        float,
+        20.0,
+        "Seconds to wait for the package probe (a child process of the target Python).",
+        "SECONDS",
+        _positive("--timeout"),
+    ),
+    "provider": Declared(
+        ("--provider",),
+        str,
+        "cuda",
+        "The GPU provider to prove.",
+        "|".join(PROVIDERS),
+        _one_of(PROVIDERS, "--provider {!r} is not cuda or tensorrt"),
+    ),
+    "preload": Declared(
+        ("--preload",),
+        bool,
+        False,
+        "Your code calls onnxruntime.preload_dlls() before creating sessions: do the same. Without it, the "
+        "verdict is what a plain program gets.",
+    ),
+    # detect
+    "label": Declared(("--label",), str, "", "A name stored in the host file, e.g. 'H100, driver 580'.", "TEXT"),
+    # plan, dockerfile
+    "fmt": Declared(
+        ("--format", "-f"),
+        str,
+        "text",
+        " | ".join(PLAN_FORMATS) + ".",
+        "FORMAT",
+        _one_of(PLAN_FORMATS, "unknown format {!r}"),
+    ),
+    "hashes": Declared(("--hashes",), bool, False, "requirements: pin sha256 digests read from the index."),
+    "base": Declared(
+        ("--base",),
+        str,
+        "slim",
+        "The Dockerfile's base image: slim (Python, then the NVIDIA wheels) or cuda (nvidia/cuda with cuDNN).",
+        "|".join(DOCKERFILE_BASES),
+        _one_of(DOCKERFILE_BASES, "unknown --base {!r}"),
+    ),
+    # apply, download
+    "plan_file": Declared(
+        ("--plan",),
+        Path | None,
+        None,
+        "Use a plan saved by `ortprov plan --json` (what it removes is read from the target).",
+        "FILE",
+    ),
+    "venv": Declared(
+        ("--venv",),
+        Path | None,
+        None,
+        "Target venv; created when missing (with --python X.Y's Python, else this one's).",
+        "DIR",
+    ),
+    "system": Declared(("--system",), bool, False, "Allow an externally managed (PEP 668) interpreter."),
+    "installer": Declared(
+        ("--installer",),
+        str,
+        "auto",
+        "auto: uv if available, else pip. conda: the conda recipe with micromamba/mamba/conda, then its pip part.",
+        "|".join(INSTALLERS),
+        _one_of(INSTALLERS, "unknown installer {!r}"),
+    ),
+    "index_url": Declared(("--index-url",), str | None, None, "Package index for the install steps (a mirror).", "URL"),
+    "extra_index_url": Declared(
+        ("--extra-index-url",), list[str] | None, None, "Additional index (repeatable).", "URL"
+    ),
+    "find_links": Declared(
+        ("--find-links",), list[str] | None, None, "Also look for wheels here (repeatable).", "DIR|URL"
+    ),
+    "wheelhouse": Declared(
+        ("--wheelhouse",),
+        Path | None,
+        None,
+        "Install offline from a folder filled by `ortprov download` (--no-index --find-links DIR; its plan.json "
+        "unless flags ask for another plan).",
+        "DIR",
+    ),
+    "dry_run": Declared(("--dry-run",), bool, False, "Print the commands and what would change."),
+    "yes": Declared(("--yes", "-y"), bool, False, "Do not ask before removing or replacing packages."),
+    "no_verify": Declared(("--no-verify",), bool, False, "Skip verification after installing."),
+    "verify_static": Declared(
+        ("--verify-static",),
+        bool,
+        False,
+        "Verify only that every library the CUDA provider needs resolves (no GPU needed).",
+    ),
+    "keep": Declared(
+        ("--keep",), bool, False, "Keep the installation when its verification fails (default: restore it)."
+    ),
+    "dest": Declared(
+        ("--dest",), Path, ..., "The wheelhouse folder (created when missing).", "DIR", _not_a_file("--dest")
+    ),
+    "glibc": Declared(("--glibc",), str | None, None, "Target glibc (default: the plan's host, else 2.28).", "X.Y"),
+    # verify, doctor
+    "model": Declared(("--model",), str | None, None, "Check your .onnx model instead of the built-in one.", "FILE"),
+    "static": Declared(
+        ("--static",), bool, False, "Without a GPU: check that every library the provider needs resolves."
+    ),
+    "dim": Declared(
+        ("--dim",), list[str] | None, None, "Size of a dynamic input dimension of --model (repeatable).", "NAME=N"
+    ),
+    "log": Declared(
+        ("--log",), str | None, None, "Explain this error log only (- reads stdin); touches nothing.", "FILE|-"
+    ),
+    # matrix
+    "directory": Declared(
+        ("--dir",), str | None, None, "Validate the matrices/*.yaml in this folder instead of the data in use.", "DIR"
+    ),
+    "matrix_index_url": Declared(
+        ("--index-url",),
+        str,
+        "https://pypi.org/simple/",
+        "Simple API root of PyPI or a mirror (PEP 691 JSON preferred).",
+        "URL",
+        _http_url,
+    ),
+    "http_timeout": Declared(
+        ("--timeout",), float, 20.0, "Seconds per HTTP request.", "SECONDS", _positive("--timeout")
+    ),
+    "retries": Declared(
+        ("--retries",), int, 2, "Retries per HTTP request on timeouts and 5xx.", "N", _at_least("--retries", 0)
+    ),
+    "limit": Declared(("--limit",), int | None, None, "Only the newest N new releases.", "N", _at_least("--limit", 1)),
+}
+# `matrix show` filters with the planning options' own --ort and --cuda: one spelling, one check
+OPTIONS["ort"] = PLANNING["ort"]
+OPTIONS["cuda"] = PLANNING["cuda"]
+
+
+# -- planning options: one builder, and what a saved plan already decided -----------------------------------
+
+
+def planning_options(
+    *,
+    host: list[str] | None = None,
+    driver: str | None = None,
+    gpu_cc: str | None = None,
+    python: str | None = None,
+    platform: str | None = None,
+    ort: str | None = None,
+    cuda: str | None = None,
+    tensorrt: bool = False,
+    cuda_libraries: str | None = None,
+    no_loader_hook: bool = False,
+) -> PlanningOptions:
+    """The planning flags as one checked PlanningOptions: each flag's own check (PLANNING), `--python` split
+    into a version or an interpreter, then the checks across flags. BadInput for the first bad input."""
+    given = locals()
+    for name, declared in PLANNING.items():
+        if declared.check is not None:
+            declared.check(given[name])
+    version, interpreter = split_python_option(python)
+    if host and interpreter:
+        raise BadInput(
+            f"--python {interpreter!r} names an interpreter on this machine; it cannot be combined with --host",
+            hint="to set the Python of the host files, pass a version: --python 3.12",
+        )
+    return PlanningOptions(
+        host_files=tuple(host or ()),
+        driver=driver,
+        gpu_cc=gpu_cc,
+        python_version=version,
+        platform=platform,
+        ort=ort.strip() if ort else ort,
+        cuda=cuda.strip() if cuda else cuda,
+        tensorrt=tensorrt,
+        target_python=interpreter,
+        cuda_libraries=cuda_libraries,
+        loader_hook=not no_loader_hook,
+    )
+
+
+def _flag_labels() -> dict[str, str]:
+    """PlanningOptions field -> how a refusal names its flag ("--python X.Y" and "--python PATH" for the two
+    fields --python sets, from its metavar)."""
+    labels = {}
+    for declared in PLANNING.values():
+        kinds = (declared.metavar or "").split("|") if len(declared.sets) > 1 else [""] * len(declared.sets)
+        for field, kind in zip(declared.sets, kinds, strict=True):
+            labels[field] = f"{declared.flags[0]} {kind}".rstrip()
+    return labels
+
+
+# Each planning input and the flag that sets it. A saved plan (`apply --plan FILE`, a wheelhouse's plan.json)
+# has made every one of these choices: beside it, a command honours only those it reads as something else
+# (apply: --python names the target; download: --python X.Y and --platform pick the wheels to fetch) and
+# refuses the others.
+PLANNING_FLAGS = _flag_labels()
+
+
+def planning_flags_given(options: PlanningOptions, honoured: Collection[str] = ()) -> list[str]:
+    """The planning flags the user gave (PLANNING_FLAGS), less the fields in `honoured`."""
+    unset = PlanningOptions()
+    return [
+        flag
+        for name, flag in PLANNING_FLAGS.items()
+        if name not in honoured and getattr(options, name) != getattr(unset, name)
+    ]
+
+
+def refuse_beside_saved_plan(options: PlanningOptions, saved: str, honoured: Collection[str] = ()) -> None:
+    """BadInput (one line) when a planning flag other than `honoured` was given beside a saved plan."""
+    given = planning_flags_given(options, honoured)
+    if given:
+        flags = " and ".join(given)
+        raise BadInput(
+            f"{saved} already says what to install: {flags} cannot change it",
+            hint=f"drop {flags}, or make a new plan with {'them' if len(given) > 1 else 'it'}: "
+            "`ortprov plan ... --json > plan.json`",
+        )
+
+
+# -- from declarations to a typer command --------------------------------------------------------------------
+
+
+def _declared(name: str) -> dict[str, Declared]:
+    """The declarations a command function's parameter stands for."""
+    if name == "planning":
+        return PLANNING
+    if name not in OPTIONS:
+        raise TypeError(f"option {name!r} is not declared in provisioner/commands/options.py")
+    return {name: OPTIONS[name]}
+
+
+def wants_json(values: dict[str, Any]) -> bool:
+    """--json, or plan's --format json (--json beside another --format is refused, in text)."""
+    fmt = values.get("fmt")
+    return fmt == "json" or (bool(values.get("json_output")) and fmt in (None, "text"))
+
+
+def command(function: Callable[..., Result]) -> Callable[..., None]:
+    """A typer command from a command function whose parameters are declared option names: typer reads the
+    options from the signature written here; the command gets checked values and returns a result object,
+    printed by provisioner.render.output with its exit code (an OrtprovError: the error, and its code)."""
+    names = list(inspect.signature(function).parameters)
+    parameters = [p for name in names for option, d in _declared(name).items() for p in d.parameters(option)]
+
+    def run(**values: Any) -> None:
+        from provisioner.render.output import show, show_error
+
+        as_json = wants_json(values)
+        try:
+            kwargs = {}
+            for name in names:
+                if name == "planning":
+                    kwargs[name] = planning_options(**{option: values[option] for option in PLANNING})
+                else:
+                    kwargs[name] = OPTIONS[name].value(name, values)
+            result = function(**kwargs)
+        except OrtprovError as exc:
+            sys.exit(show_error(exc, as_json=as_json, verbose=bool(values.get("verbose"))))
+        except KeyboardInterrupt:
+            interrupted = OrtprovError("interrupted")
+            interrupted.exit_code = 130
+            sys.exit(show_error(interrupted, as_json=as_json))
+        code = show(result, as_json=as_json)
+        if code:
+            sys.exit(code)
+
+    run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    run.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    run.__name__ = function.__name__
+    run.__qualname__ = function.__qualname__
+    run.__doc__ = function.__doc__
+    run.__module__ = function.__module__
+    return run
+
+
+__all__ = [
+    "OPTIONS",
+    "PLANNING",
+    "PLANNING_FLAGS",
+    "PLANNING_HELP",
+    "Declared",
+    "PlanningOptions",
+    "command",
+    "planning_flags_given",
+    "planning_options",
+    "python_version_parts",
+    "refuse_beside_saved_plan",
+    "split_python_option",
+]

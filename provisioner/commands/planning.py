@@ -1,0 +1,159 @@
+"""The planner's inputs from the user's flags: the hosts (host files, a machine described by flags, or this
+machine probed) and the Request. An edge: it reads files and probes the machine, then calls the pure planner.
+
+`ortprov plan`, `dockerfile`, `apply` and `download` get a checked PlanningOptions (commands/options.py) and
+call `plan_for` (or `resolve_hosts` + `make_plan`).
+
+Where the hosts come from:
+- `--host FILE` (repeatable): each file is a host; flags override the same fact in every file.
+- no `--host`, but both `--driver` and `--gpu-cc`: a described machine, nothing is probed (a build server
+  planning for another box); platform defaults to this machine's, Python to `--python X.Y` or this
+  interpreter's version.
+- otherwise: this machine is probed (`--python PATH` picks the target interpreter), then flags override.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from provisioner.commands.options import (
+    CUDA_LIBRARY_SOURCES,
+    NONE_WORDS,
+    PlanningOptions,
+    python_version_parts,
+)
+from provisioner.facts import DriverInfo, Gpu, HostFacts, PlatformInfo, PythonInfo, load_host_file
+from provisioner.plan import Plan, Request
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix
+
+Detect = Callable[..., HostFacts]
+
+
+def request_from(options: PlanningOptions) -> Request:
+    """The Request part of the options."""
+    return Request(
+        ort=options.ort,
+        cuda=options.cuda,
+        tensorrt=options.tensorrt,
+        prefer_existing_libraries=options.prefer_existing_libraries,
+        cuda_libraries=options.cuda_libraries or CUDA_LIBRARY_SOURCES[0],
+        loader_hook=options.loader_hook,
+    )
+
+
+def describes_machine(options: PlanningOptions) -> bool:
+    """True when the flags describe the machine and nothing needs probing."""
+    return not options.host_files and not options.target_python and bool(options.driver and options.gpu_cc)
+
+
+def resolve_hosts(options: PlanningOptions, detect: Detect | None = None) -> tuple[HostFacts, ...]:
+    """The hosts to plan for: host files, a machine described by flags, or this machine probed; flags
+    override what the files or the probe say."""
+    if options.host_files:
+        hosts = [_labelled(load_host_file(path), path) for path in options.host_files]
+    elif describes_machine(options):
+        hosts = [_described_host(options)]
+    else:
+        if detect is None:
+            from provisioner.probe import detect_host
+
+            detect = detect_host
+        hosts = [detect(python=options.target_python)]
+    return tuple(apply_overrides(host, options) for host in hosts)
+
+
+def apply_overrides(host: HostFacts, options: PlanningOptions) -> HostFacts:
+    """Replace the facts the flags name; keep everything else."""
+    if options.driver is not None:
+        host = replace(host, driver=_driver_info(options.driver))
+    if options.gpu_cc is not None:
+        host = replace(host, gpus=_gpus(options.gpu_cc))
+    if options.python_version is not None:
+        wanted = _python_info(options.python_version)
+        if host.python is None or host.python.minor != wanted.minor:
+            host = replace(host, python=wanted)
+    if options.platform is not None and host.platform.tag != options.platform:
+        host = replace(host, platform=_platform_info(options.platform))
+    return host
+
+
+def plan_for(options: PlanningOptions, matrix: Matrix | None = None, detect: Detect | None = None) -> Plan:
+    """Resolve the hosts, load the matrix (unless given) and plan."""
+    from provisioner.planner import make_plan
+
+    request = request_from(options)
+    hosts = resolve_hosts(options, detect)
+    if matrix is None:
+        from provisioner.matrix.load import load_matrix
+
+        matrix = load_matrix()
+    return make_plan(hosts, matrix, request)
+
+
+# --- building facts from flags --------------------------------------------------------------------------
+
+
+def _labelled(host: HostFacts, path: str) -> HostFacts:
+    label = f"{host.label} ({path})" if host.label else path
+    return replace(host, label=label)
+
+
+def _driver_info(value: str) -> DriverInfo:
+    text = value.strip()
+    if text.lower() in NONE_WORDS:
+        return DriverInfo(present=False, source="flags")
+    return DriverInfo(present=True, version=text, source="flags")
+
+
+def _gpus(value: str) -> tuple[Gpu, ...]:
+    if value.strip().lower() in NONE_WORDS:
+        return ()
+    return tuple(Gpu(index=i, name="", compute_capability=cc.strip()) for i, cc in enumerate(value.split(",")))
+
+
+def _python_info(value: str) -> PythonInfo:
+    major, minor, free = python_version_parts(value)
+    return PythonInfo(
+        executable="",
+        version=f"{major}.{minor}",
+        abi=f"cp{major}{minor}{'t' if free else ''}",
+        free_threaded=free,
+    )
+
+
+def _platform_info(tag: str) -> PlatformInfo:
+    os_name, arch = tag.split("-", 1)
+    return PlatformInfo(os=os_name, arch=arch)
+
+
+def _local_platform() -> PlatformInfo:
+    from provisioner.probe.system import read_platform
+
+    return read_platform()
+
+
+def _described_host(options: PlanningOptions) -> HostFacts:
+    """A host made from flags alone: nothing installed, nothing probed."""
+    platform = _platform_info(options.platform) if options.platform else _local_platform()
+    if options.python_version:
+        python = _python_info(options.python_version)
+    else:
+        info = sys.version_info
+        free = "t" if not getattr(sys, "_is_gil_enabled", lambda: True)() else ""
+        python = _python_info(f"{info.major}.{info.minor}{free}")
+    return HostFacts(
+        platform=platform,
+        driver=_driver_info(options.driver or "none"),
+        python=python,
+        gpus=_gpus(options.gpu_cc or "none"),
+        label="described by flags",
+        captured_by="flags",
+    )
+
+
+__all__ = ["request_from", "describes_machine", "resolve_hosts", "apply_overrides", "plan_for"]

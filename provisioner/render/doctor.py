@@ -1,0 +1,86 @@
+"""doctor's findings rendered: the headline, each finding with its evidence and fix; or the JSON of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from provisioner.render.style import style
+
+if TYPE_CHECKING:
+    from provisioner.facts import HostFacts
+    from provisioner.findings import Finding
+    from provisioner.verify.report import VerifyReport
+
+EVIDENCE_SHOWN = 4
+
+
+@dataclass(frozen=True)
+class PlanSummary:
+    """What `make_plan` said for the host, in one line (ok: a plan; False: none fits; None: not planned)."""
+
+    ok: bool | None
+    text: str
+    build: str | None = None
+
+
+@dataclass(frozen=True)
+class DoctorResult:
+    """`ortprov doctor`: the findings, and the evidence gathered (none for --log: the log is the evidence)."""
+
+    findings: tuple[Finding, ...]
+    healthy: bool
+    verify: VerifyReport | None = None
+    plan: PlanSummary | None = None
+    host: HostFacts | None = None
+
+    @property
+    def from_log(self) -> bool:
+        return self.verify is None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.healthy else 1
+
+    def text(self) -> str:
+        lines = []
+        if self.verify is not None and self.plan is not None:
+            from provisioner.render.verify import verdict_line
+
+            lines += [f"verify: {verdict_line(self.verify)}", f"plan:   {self.plan.text}", ""]
+        return "\n".join(lines + render_findings(self.findings, self.healthy, from_log=self.from_log))
+
+    def data(self) -> Any:
+        if self.from_log:
+            return {"healthy": self.healthy, "recognised": bool(self.findings), "findings": self.findings}
+        return {
+            "healthy": self.healthy,
+            "findings": self.findings,
+            "plan": self.plan,
+            "verify": self.verify,
+            "host": self.host,
+        }
+
+
+def render_findings(findings: tuple[Finding, ...], healthy: bool, from_log: bool) -> list[str]:
+    """The headline, then each finding: code, severity, title, evidence, fix."""
+    if not findings:
+        if from_log:
+            return ["no known failure recognised in this log"]
+        return [style("healthy", "green") + ": the GPU session works and nothing needs fixing"]
+    blocking = sum(1 for f in findings if f.blocking)
+    headline = (
+        style(f"{blocking} problem(s) keep the GPU from being used", "red")
+        if not healthy
+        else style("healthy", "green") + f", with {len(findings)} note(s)"
+    )
+    lines = [headline]
+    colours = {"error": "red", "warning": "yellow", "info": "dim"}
+    for number, finding in enumerate(findings, 1):
+        lines.append("")
+        lines.append(
+            f"{number}. [{finding.code}] " + style(finding.severity, colours[finding.severity]) + f": {finding.title}"
+        )
+        lines += [f"   evidence: {line}" for line in finding.evidence[:EVIDENCE_SHOWN]]
+        lines.append(f"   fix: {finding.fix}")
+    return lines
