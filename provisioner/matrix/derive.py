@@ -18,32 +18,25 @@ from typing import Any
 from urllib.parse import urljoin
 
 from provisioner.matrix.model import CudaMajor, OrtBuild, WheelPlatform
+from provisioner.standalone.libnames import linux_soname, soname_of
 from provisioner.versions import major, vtuple
 from provisioner.wheelfacts import WheelFacts, WheelName, parse_wheel_name
 
 PYPI_SIMPLE = "https://pypi.org/simple/"
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{SIMPLE_JSON}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
-_LIB_FAMILY = re.compile(r"^lib(cudart|cublasLt|cublas|cufft|curand|nvrtc|cudnn|nvJitLink)\.so\.(\d+)")
-_FAMILY_TO_LIBRARY = {
-    "cudart": "cudart",
-    "cublas": "cublas",
-    "cublasLt": "cublas",
-    "cufft": "cufft",
-    "curand": "curand",
-    "nvrtc": "nvrtc",
-    "cudnn": "cudnn",
-    "nvJitLink": "nvjitlink",
-}
-_LIBRARY_SONAME = {
-    "cudart": "libcudart.so",
-    "cublas": "libcublas.so",
-    "cufft": "libcufft.so",
-    "curand": "libcurand.so",
-    "nvrtc": "libnvrtc.so",
-    "cudnn": "libcudnn.so",
-    "nvjitlink": "libnvJitLink.so",
-}
+# the libraries the matrix records for a build (keys of CudaMajor.pip_packages); cuBLASLt ships with cuBLAS
+_MATRIX_LIBRARIES = {"cudart", "cublas", "cufft", "curand", "nvrtc", "cudnn", "nvjitlink"}
+
+
+def _matrix_library(soname: str) -> tuple[str, str] | None:
+    """('cublas', '12') for libcublasLt.so.12: the matrix library a linked soname belongs to, and its major."""
+    found = soname_of(soname)
+    if found is None:
+        return None
+    family, number = found
+    library = "cublas" if family == "cublasLt" else family
+    return (library, number) if library in _MATRIX_LIBRARIES else None
 
 
 class IndexError_(Exception):
@@ -174,9 +167,9 @@ def representative_wheels(
 def _soname_majors(libs: tuple[str, ...] | None) -> dict[str, str]:
     majors: dict[str, str] = {}
     for lib in libs or ():
-        found = _LIB_FAMILY.match(lib)
+        found = _matrix_library(lib)
         if found:
-            majors.setdefault(_FAMILY_TO_LIBRARY[found.group(1)], found.group(2))
+            majors.setdefault(*found)
     return majors
 
 
@@ -267,9 +260,7 @@ def build_from_facts(
         requirements, lazy = fallback.requirements, fallback.libraries_lazy
     linked_libs = (
         tuple(
-            lib
-            for lib in (linux.cuda_provider_libraries or ())
-            if _LIB_FAMILY.match(lib) or lib.startswith("libcuda.so")
+            lib for lib in (linux.cuda_provider_libraries or ()) if _matrix_library(lib) or lib.startswith("libcuda.so")
         )
         if linux
         else ()
@@ -366,11 +357,12 @@ def _requirements(
             by_library[library] = f"{pip_names[library]}~={number}.0"
     lazy = []
     for library, requirement in by_library.items():
-        if library in linked or library not in _LIBRARY_SONAME:
+        if library in linked or library not in _MATRIX_LIBRARIES:
             continue
         soname_major = cudnn if library == "cudnn" else _requirement_major(requirement)
-        if soname_major:
-            lazy.append(f"{_LIBRARY_SONAME[library]}.{soname_major}")
+        soname = linux_soname(library, soname_major) if soname_major else None
+        if soname:
+            lazy.append(soname)
     return tuple(sorted(by_library.values())), tuple(sorted(lazy)), broken, notes
 
 

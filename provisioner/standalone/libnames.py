@@ -108,6 +108,25 @@ def match_library(filename: str, windows: bool = False) -> tuple[str, str | None
     return None
 
 
+def soname_of(filename: str) -> tuple[str, str] | None:
+    """('cublasLt', '12') for libcublasLt.so.12, of any family of the table (libnvJitLink.so.13 too): the
+    soname a Linux loader asks for; None for anything else."""
+    for family, linux, _, _ in FAMILIES:
+        for template in linux:
+            found = re.match(_strict(template, False) + "$", filename)
+            if found:
+                return family, found.group("major")
+    return None
+
+
+def linux_soname(family: str, major: str) -> str | None:
+    """'libcudnn.so.9' for ('cudnn', '9'): the family's main library; None for a family without one."""
+    for name, linux, _, _ in FAMILIES:
+        if name == family and linux:
+            return linux[0].replace("{N}", major)
+    return None
+
+
 def is_shared_library(filename: str) -> bool:
     """libfoo.so, libfoo.so.1.2 or foo.dll."""
     return bool(SHARED_LIBRARY.search(filename))
