@@ -231,9 +231,6 @@ def default_sequence(
                         f"{describe_input(spec)}, dimension{'s' if len(positions) > 1 else ''} {which}: {guess}"
                     )
         runs.append(feed)
-    distinct = {tuple(sorted(feed.items())) for feed in runs}
-    if len(distinct) == 1:
-        runs = runs[:1]  # nothing varies: one shape is the whole story
     return tuple(runs), tuple(dict.fromkeys(notes))
 
 
