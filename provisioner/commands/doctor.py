@@ -91,7 +91,9 @@ def doctor(
     report = run_verify(python, provider=provider, timeout=timeout, preload=preload)
     findings = tuple(diagnose(facts, report, None, plan_outcome, matrix=_matrix()))
     if tune_model is not None:
-        findings += _model_findings(python, tune_model, budget)
+        from provisioner.findings import merge_findings
+
+        findings = tuple(merge_findings([*_model_findings(python, tune_model, budget), *findings]))
     return DoctorResult(findings, is_healthy(list(findings)), report, _plan_summary(plan_outcome, plan_note), facts)
 
 
@@ -140,7 +142,6 @@ def _plan_summary(outcome: Any, note: str | None) -> PlanSummary:
 
 def _model_findings(python: str, model: str, budget: float) -> tuple[Any, ...]:
     """`--model`: tune the model (as `ortprov tune`, within --budget) and report what it found."""
-    from provisioner.findings import merge_findings
     from provisioner.tune.analysis import analyse
     from provisioner.tune.findings import tune_findings
     from provisioner.tune.runner import run_tune
@@ -150,4 +151,4 @@ def _model_findings(python: str, model: str, budget: float) -> tuple[Any, ...]:
         sys.stderr.flush()
 
     analysis = analyse(run_tune(python, model, budget_s=budget, progress=progress))
-    return tuple(merge_findings(tune_findings(analysis, model)))
+    return tuple(tune_findings(analysis, model))
