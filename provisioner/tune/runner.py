@@ -110,9 +110,11 @@ def _left(deadline: float) -> float:
 
 
 def _place(child: _Child, report: TuneReport, deadline: float, say: Progress) -> TuneReport:
-    """The placement profile: one session (CUDA when there is one), the largest run shape, three runs."""
+    """The placement profile: one session (CUDA when there is one: the largest run shape; else the CPU: the
+    smallest, only the ops are wanted), three runs."""
     variant = plan.placement_variant(report)
-    feed = max(report.sequence, key=shaping.elements)
+    pick = max if variant.provider == "cuda" else min
+    feed = pick(report.sequence, key=shaping.elements)
     say(f"tune: profiling node placement ({variant.label}, {shaping.describe_feed(feed)})")
     request = {"op": "placement", "model": report.model, "variant": variant.request(), "feed": feed, "runs": 2}
     answer = child.ask(request, min(_left(deadline), 120.0))

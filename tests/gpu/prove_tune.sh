@@ -10,7 +10,7 @@
 #   TORCH_PY        the target: a Python with onnxruntime-gpu 1.31.1 that runs CUDA sessions (default: the torch
 #                   venv's, /opt/torch/.venv/bin/python3, after `ortprov apply` put the loader hook there, as in
 #                   tests/gpu/prove_loader_hook.sh); ortprov itself runs from this checkout with it
-#   BUDGET          seconds for the detection model's tune (default 170); REST_BUDGET for rec and cls (40 each)
+#   BUDGET          seconds for the detection model's tune (default 150); REST_BUDGET for rec and cls (25 each)
 #   HIDE=1          run everything under tests/gpu/hide_cuda.sh (the CUDA toolkit and system cuDNN hidden)
 # Steps:
 #  0. the target: onnxruntime, its providers, the GPU;
@@ -26,8 +26,9 @@ cd "$(dirname "$0")/../.."
 WHEEL=${RAPIDOCR_WHEEL:?set RAPIDOCR_WHEEL to rapidocr_onnxruntime-1.4.4-py3-none-any.whl}
 OUT=${OUT:?set OUT}
 TORCH_PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
-BUDGET=${BUDGET:-170}
-REST_BUDGET=${REST_BUDGET:-40}
+BUDGET=${BUDGET:-150}
+REST_BUDGET=${REST_BUDGET:-25}
+IMAGES=${IMAGES:-24}  # a dry run elsewhere: IMAGES=2
 logs=docs/gpu
 mkdir -p "$logs"
 export NO_COLOR=1 PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
@@ -54,10 +55,9 @@ DET=$MODELS/ch_PP-OCRv4_det_infer.onnx
 ls -la "$MODELS"
 
 run 0-target "${WRAP[@]}" "$TORCH_PY" -c "import onnxruntime as o, os; print(o.__version__, o.get_device(), \
-o.get_available_providers(), os.cpu_count(), 'cores'); import subprocess; \
-print(subprocess.run(['nvidia-smi', '--query-gpu=name,driver_version,memory.total', '--format=csv'], \
-capture_output=True, text=True).stdout)"
-run 1-phenomenon "${WRAP[@]}" "$TORCH_PY" tests/gpu/tune_workload.py "$DET"
+o.get_available_providers(), os.cpu_count(), 'cores')"
+run 0-gpu nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+run 1-phenomenon "${WRAP[@]}" "$TORCH_PY" tests/gpu/tune_workload.py "$DET" --images "$IMAGES"
 { echo "\$ ortprov tune $DET --python $TORCH_PY --budget $BUDGET --json"; t0=$SECONDS
   "${O[@]}" tune "$DET" --python "$TORCH_PY" --budget "$BUDGET" --json > "$logs/h100-tune-2-det.json"
   echo "[exit $?, $((SECONDS - t0)) s]"; } 2>&1 | tee "$logs/h100-tune-2-det-progress.txt"
@@ -65,7 +65,7 @@ run 2-det "$TORCH_PY" -c "import json, sys; from provisioner.tune.report import 
 from provisioner.tune.analysis import analyse; from provisioner.render.tune import render_tune; \
 r = TuneReport.from_dict(json.load(open(sys.argv[1]))['report']); print(render_tune(r, analyse(r)))" \
   "$logs/h100-tune-2-det.json"
-run 3-recommended "${WRAP[@]}" "$TORCH_PY" tests/gpu/tune_workload.py "$DET" --only-recommended \
+run 3-recommended "${WRAP[@]}" "$TORCH_PY" tests/gpu/tune_workload.py "$DET" --images "$IMAGES" --only-recommended \
   --recommended "$logs/h100-tune-2-det.json"
 run 4-rec "${O[@]}" tune "$MODELS/ch_PP-OCRv4_rec_infer.onnx" --python "$TORCH_PY" --budget "$REST_BUDGET"
 run 5-cls "${O[@]}" tune "$MODELS/ch_ppocr_mobile_v2.0_cls_infer.onnx" --python "$TORCH_PY" --budget "$REST_BUDGET" \
