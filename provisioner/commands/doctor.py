@@ -26,7 +26,7 @@ Examples:
   ortprov doctor --python .venv/bin/python --json
   ortprov doctor --log error.txt     # explain a pasted log; touches nothing
   python app.py 2>&1 | ortprov doctor --log -
-  ortprov doctor --model det.onnx    # also: is the GPU slower than the CPU for this model?
+  ortprov doctor --model det.onnx    # also: GPU slower than the CPU here?
 
 Exit codes: 0 healthy, 1 a finding blocks the GPU, 2 bad input.
 """
