@@ -399,6 +399,7 @@ def _transaction(
     exit_code = 1
     uv_lock_existed = (Path(target.prefix) / UV_LOCK).exists()
     verifying = False
+    changing = False  # a step started: from here on, a failure restores
     try:
         with guard.interruptible():
             faults.reached("planned")
@@ -418,6 +419,7 @@ def _transaction(
                     _say(f"{label}: skipped, {command.skipped}")
                     runs.append(StepRun(command.number, command.step.kind, (), skipped=command.skipped))
                     continue
+                changing = True
                 if command.step.done_by_ortprov:
                     did = carry_out(command, target, settings)
                     _say(f"[{command.number}/{len(commands)}] {step_summary(command.step)}: {did}")
@@ -463,7 +465,17 @@ def _transaction(
     if failure is None and taken is not None:
         return _commit(taken, target, installed, runs, start, base, session)
     return _roll_back(
-        failure or "failed", output, exit_code, taken, target, installed, runs, start, base, settings, session
+        failure or "failed",
+        output,
+        exit_code,
+        taken if changing else None,
+        target,
+        installed,
+        runs,
+        start,
+        base,
+        settings,
+        session,
     )
 
 
@@ -530,7 +542,7 @@ def _roll_back(
         if not failed:  # otherwise the journal stays: the next apply tries again, once the paths are writable
             snapshot.discard(taken.root)
     else:
-        snapshot.discard(snapshot.snapshot_root(target.prefix))  # a half-taken one: nothing was changed yet
+        snapshot.discard(snapshot.snapshot_root(target.prefix))  # no step ran: nothing to put back
     now = distributions(target.python)
     findings = files_findings(target)
     exact = now == installed and not failed and not findings

@@ -154,8 +154,12 @@ class Case:
     def state(self) -> str:
         """before | applied | a sentence saying how the venv is broken."""
         frozen = freeze(self.python, self.env)
-        if frozen == self.frozen and tree_digest(self.venv) == self.files:
+        files = tree_digest(self.venv)
+        if frozen == self.frozen and files == self.files:
             return "before"
+        if frozen == self.frozen:
+            differ = sorted(set(files.items()) ^ set(self.files.items()))[:3]
+            return f"broken: the same distributions, but files differ: {differ}"
         names = {line.split("==")[0].lower() for line in frozen}
         if "onnxruntime-gpu==1.31.1" in frozen and "onnxruntime" not in names:
             report = check_files(str(self.python))
@@ -194,8 +198,11 @@ def _settle_and_judge(case: Case, key: str) -> str:
     """The next apply settles what the faulted one left (interrupted right after: it only recovers), then the
     venv must be as before or fully applied (a full apply after recovery: the dedicated tests below)."""
     settle = case.run("planned:SIGINT")
-    assert settle.returncode == 130, settle.stderr
-    assert "interrupted by SIGINT; nothing was changed" in settle.stderr
+    if settle.returncode == 0:  # already applied: it never reaches the snapshot
+        assert "already satisfied" in settle.stderr, settle.stderr
+    else:
+        assert settle.returncode == 130, settle.stderr
+        assert "interrupted by SIGINT; nothing was changed" in settle.stderr
     assert "Traceback" not in settle.stderr
     state = case.state()
     TALLY[f"{key}: {state}"] += 1
@@ -328,3 +335,122 @@ def test_the_installer_dies_with_ortprov_and_a_lock_outlives_neither(
     finally:
         index.clear()
     _settle_and_judge(case, f"{installer} ortprov PID killed during the installer")
+
+
+def _chattr(flag: str, path: Path) -> bool:
+    return subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+def test_an_immutable_file_the_plan_touches_stops_the_apply_before_any_change(
+    tmp_path: Path, template: Path, index: IndexServer, installer: str
+) -> None:
+    case = Case(tmp_path, template, index, installer)
+    frozen = case.site / "onnxruntime" / "__init__.py"
+    if shutil.which("chattr") is None or not _chattr("+i", frozen):
+        pytest.skip("chattr +i is refused here (not root, or the file system has no such attribute)")
+    try:
+        done = case.run()
+    finally:
+        _chattr("-i", frozen)
+    assert done.returncode == 1, done.stderr
+    assert f"{frozen}: immutable (chattr +i)" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert case.state() == "before" and case.leftovers() == []
+    TALLY[f"{installer} immutable file: refused, before"] += 1
+
+
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+def test_a_restore_that_cannot_put_everything_back_says_what_and_keeps_the_snapshot(
+    tmp_path: Path, template: Path, index: IndexServer, installer: str
+) -> None:
+    """site-packages made immutable after the uninstall: the restore finishes what it can, names what it could
+    not put back, exits non-zero, keeps the journal; once writable again, the next apply restores it all."""
+    case = Case(tmp_path, template, index, installer)
+    proc = case.start("installer-finished:stop")
+    _wait_stopped(proc.pid)
+    if shutil.which("chattr") is None or not _chattr("+i", case.site):
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.skip("chattr +i is refused here (not root, or the file system has no such attribute)")
+    try:
+        os.kill(proc.pid, signal.SIGINT)
+        os.kill(proc.pid, signal.SIGCONT)
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 130, err
+        assert "the restore could not put back" in err and f"{case.site}/onnxruntime" in err
+        assert "Traceback" not in err
+        assert (case.venv / ".ortprov-apply" / "journal.json").exists()  # kept for the next apply
+        again = case.run()
+        assert again.returncode == 1 and "could not put back" in again.stderr and "Traceback" not in again.stderr
+    finally:
+        _chattr("-i", case.site)
+    TALLY[
+        f"{installer} immutable during the restore: {_settle_and_judge(case, f'{installer} immutable during restore')}"
+    ] += 1
+
+
+def test_a_folder_of_another_owner_stops_the_apply_before_any_change(
+    tmp_path: Path, template: Path, index: IndexServer
+) -> None:
+    """The venv belongs to uid 0, the CPU onnxruntime folder to nobody; apply runs as uid 0 without the
+    capabilities that let root write anywhere (setpriv drops them): it may not write into that folder."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to own a folder by another user and drop the override capabilities")
+    case = Case(tmp_path, template, index, "pip")
+    folder = case.site / "onnxruntime"
+    for path in [folder, *folder.rglob("*")]:
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    case.files = tree_digest(case.venv)
+    drop = ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"]
+    done = subprocess.run(drop + case.argv(), env=case.env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    assert f"{folder}: a folder of uid 65534 that this user (uid 0) may not write to" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert case.state() == "before" and case.leftovers() == []
+    TALLY["pip foreign-owned folder: refused, before"] += 1
+
+
+@pytest.fixture
+def ext4_journal_last(tmp_path: Path):
+    """A loop-mounted ext4 whose hash seed lists journal.json after the snapshot's trees (the order in which
+    a plain rmtree of the snapshot folder would delete it last)."""
+    if os.geteuid() != 0 or not shutil.which("mkfs.ext4"):
+        pytest.skip("needs root and mkfs.ext4 to loop-mount an ext4 file system")
+    image, mount = tmp_path / "fs.img", tmp_path / "mnt"
+    mount.mkdir()
+    for seed in range(1, 17):
+        uuid = f"{seed:08x}-1111-2222-3333-444444444444"
+        subprocess.run(["truncate", "-s", "96M", str(image)], check=True)
+        made = subprocess.run(["mkfs.ext4", "-q", "-F", "-E", f"hash_seed={uuid}", str(image)], capture_output=True)
+        if made.returncode != 0:
+            pytest.skip(f"mkfs.ext4 -E hash_seed failed: {made.stderr.decode().strip()}")
+        mounted = subprocess.run(["mount", "-o", "loop", str(image), str(mount)], capture_output=True)
+        if mounted.returncode != 0:
+            pytest.skip(f"cannot loop-mount here: {mounted.stderr.decode().strip()}")
+        probe = mount / "probe" / ".ortprov-apply"
+        probe.mkdir(parents=True)
+        for name in ("tree-0", "tree-1"):
+            (probe / name).mkdir()
+        (probe / "journal.json").write_text("{}")
+        last = os.listdir(probe)[-1] == "journal.json"
+        shutil.rmtree(mount / "probe")
+        if last:
+            yield mount
+            subprocess.run(["umount", str(mount)], check=False)
+            return
+        subprocess.run(["umount", str(mount)], check=True)
+    pytest.skip("no hash seed of 16 listed journal.json last")
+
+
+@pytest.mark.parametrize("stage", ["discard-partial", "discarded"])
+def test_a_cleanup_killed_on_a_file_system_that_lists_the_journal_last(
+    ext4_journal_last: Path, template: Path, index: IndexServer, stage: str
+) -> None:
+    case_dir = ext4_journal_last / "case"
+    case_dir.mkdir()
+    case = Case(case_dir, template, index, "uv")
+    done = _fault(case, stage, "SIGKILL")
+    assert done.returncode == -signal.SIGKILL
+    assert not (case.venv / ".ortprov-apply" / "journal.json").exists()  # it went first
+    assert _settle_and_judge(case, f"uv ext4 journal-last {stage} SIGKILL") == "applied"
