@@ -5,7 +5,8 @@ The kernel releases an flock when the last descriptor of it closes, so a killed 
 behind (no stale PID can block). The lock's descriptor is handed to every installer apply runs (see
 runner.run_command): a pip or uv that outlived ortprov would still hold it, and the next apply waits for it
 (it is killed with ortprov, so that wait is short) or refuses with the PIDs, rather than restoring under a
-running installer. The file holds `pid=N installer=M`, for that sentence. The holder removes the file on
+running installer. The file holds `pid=N installer=M uvlock=0|1`, for that sentence and for the next apply
+(whether uv's `.lock` was there before a killed apply). The holder removes the file on
 release (while still holding the lock); whoever locks checks that the file it locked is still the one at the
 path, and starts again otherwise.
 """
@@ -38,6 +39,7 @@ class Holder:
 
     pid: int | None
     installer: int | None
+    uv_lock: bool | None = None  # whether uv's `.lock` was there before that apply (None: not said)
 
 
 class Busy(OrtprovError):
@@ -64,7 +66,8 @@ class ApplyLock:
     def _write(self, installer: int | None) -> None:
         if self.fd is None:
             return
-        text = f"pid={os.getpid()}" + (f" installer={installer}" if installer else "") + "\n"
+        text = f"pid={os.getpid()}" + (f" installer={installer}" if installer else "")
+        text += f" uvlock={int(self.uv_lock_existed)}\n"
         with contextlib.suppress(OSError):
             os.ftruncate(self.fd, 0)
             os.pwrite(self.fd, text.encode(), 0)
@@ -120,7 +123,9 @@ def acquire(prefix: str, *, dead_holder_wait: float = DEAD_HOLDER_WAIT) -> Apply
                 continue
             raise Busy(_dead_holder_sentence(holder, prefix), hint=_dead_holder_hint(holder)) from None
         if _same_file(fd, path):
-            return ApplyLock(path, fd, uv_lock.exists())
+            # a file left by a killed apply says whether uv's `.lock` was there before it (its dry runs make one)
+            before = read_holder(path).uv_lock
+            return ApplyLock(path, fd, uv_lock.exists() if before is None else before)
         os.close(fd)  # the holder removed the file as we locked it: lock the new one
 
 
@@ -151,7 +156,8 @@ def read_holder(path: Path) -> Holder:
         value = words.get(key, "")
         return int(value) if value.isdigit() else None
 
-    return Holder(number("pid"), number("installer"))
+    uv = number("uvlock")
+    return Holder(number("pid"), number("installer"), None if uv is None else bool(uv))
 
 
 def alive(pid: int) -> bool:

@@ -397,7 +397,8 @@ def _transaction(
     failure: str | None = None
     output = ""
     exit_code = 1
-    uv_lock_existed = (Path(target.prefix) / UV_LOCK).exists()
+    # uv's `.lock`, as it was before this apply (its dry runs may have made one since)
+    uv_lock_existed = lock.uv_lock_existed if lock is not None else (Path(target.prefix) / UV_LOCK).exists()
     verifying = False
     changing = False  # a step started: from here on, a failure restores
     try:
