@@ -355,7 +355,7 @@ def _summary(report: TuneReport, cpu: Measurement | None, explanations: tuple[Ex
         one = min(scored, key=lambda m: plan.score(m) or 0.0)
         parts.append(
             f"With every input padded to one shape (no change of shape, one search), {one.variant.label} runs it "
-            f"in {plan.score(one):.2f} s against {cpu.variant.label}'s {cpu_s:.2f} s."
+            f"in {plan.score(one):.2f} s; the CPU's best ({cpu.variant.label}) takes {cpu_s:.2f} s."
         )
     if not parts and explanations:
         first = explanations[0]
