@@ -60,8 +60,7 @@ def doctor(
     target: str | None, log: str | None, provider: str, timeout: float, json_output: bool, preload: bool
 ) -> DoctorResult:
     """Why is my GPU not used? Detect, plan, verify, and list findings with exact fixes."""
-    from provisioner.doctor import diagnose, is_healthy
-    from provisioner.logpatterns import analyze_log
+    from provisioner.doctor import analyze_log, diagnose, is_healthy
     from provisioner.render.doctor import DoctorResult
 
     if log is not None:

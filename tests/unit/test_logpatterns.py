@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from provisioner.logpatterns import analyze_log
+from provisioner.doctor import analyze_log
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 
