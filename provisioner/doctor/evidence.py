@@ -11,7 +11,9 @@ numbers and messages (cuda.yaml `errors`), GPU names -> compute capability (gpus
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from provisioner.facts import DriverInfo, Gpu, OrtDist, RuntimeEnvironment
 from provisioner.matrix.model import Matrix
@@ -20,18 +22,20 @@ from provisioner.standalone.libnames import library_family
 
 READ_LIMIT = 20 * 1024 * 1024  # bytes read from a log: the first 10 MB and the last 10 MB
 LINE_LIMIT = 4096  # characters: a longer line is read in pieces of this size
+SHAPE_LIMIT = 8  # lines read per shape (lines that differ only in their digits: a warning repeated per frame)
 EVIDENCE_WIDTH = 300  # characters of a line kept as evidence
 
 _ANSI = re.compile(r"\x1b\[[0-9;]{0,20}m")
 # A line is read in detail only if one of these occurs in it (case-insensitive).
-_KEYWORDS = re.compile(
-    r"cuda|cudnn|cublas|nvidia|nvinfer|tensorrt|executionprovider|execution provider|onnxruntime|\.dll|\.so\b|"
-    r"\.so\.\d|dll|driver|gpu|cpu|geforce|quadro|tesla|radeon|intel|rtx|gtx|\bgt \d|python|pip|wheel|docker|"
-    r"container|podman|kubernetes|wsl|nvcc|toolkit|error|failed|failure|missing|not found|no module|模块|显卡|"
-    r"动态链接库|找不到|初始化|结果|耗时|秒|ms\b|\ds\b|macos|darwin|aarch64|arm64|jetson|tegra|win|linux|"
-    r"ubuntu|debian|torch|out of memory|memcpy|provider|azure",
-    re.I,
+_KEYWORDS = (  # lower case; a line holding one is read in detail (each costs one scan of the log)
+    *("cuda", "cudnn", "cublas", "nvidia", "nvinfer", "tensorrt", "provider", "onnxruntime", "dll", ".so"),
+    *("driver", "gpu", "cpu", "geforce", "quadro", "tesla", "radeon", "intel", "rtx", "gtx", "python", "pip"),
+    *("wheel", "docker", "container", "unraid", "hostname=", "wsl", "nvcc", "error", "fail", "missing"),
+    *("not found", "no module", "找不到", "显卡", "耗时", "结果", "误差", "macos", "darwin", "/users/", "/volumes/"),
+    *("aarch64", "arm64", "jetson", "windows", "linux", "ubuntu", "torch", "memory", "memcpy", "[+]", "[x]"),
+    *("cp3", "result", "output", "diff", "slow", "faster", "stable", "tolerance", "version"),
 )
+_KEYWORD_BYTES = tuple(k.encode("utf-8") for k in _KEYWORDS)
 
 _LIBRARY_ERRORS = (
     re.compile(
@@ -298,14 +302,52 @@ def bounded(text: str, limit: int = READ_LIMIT) -> tuple[str, bool]:
     return text[:half] + "\n" + text[-half:], True
 
 
-def _pieces(text: str) -> list[str]:
-    """The log's lines, ANSI colours dropped, a line longer than LINE_LIMIT in pieces."""
-    out = []
-    for raw in text.splitlines():
-        if len(raw) > LINE_LIMIT:
-            out += [raw[i : i + LINE_LIMIT] for i in range(0, len(raw), LINE_LIMIT)]
-        else:
-            out.append(raw)
+_DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
+
+
+def candidate_lines(text: str) -> list[str]:
+    """The distinct lines worth reading in detail, in order: those holding a keyword, and the line after one that
+    names providers (a list printed under its header). Lines are grouped by shape (lower case, digits as 0: a run
+    log's lines differ only in their numbers) and each shape is scanned once and
+    at most SHAPE_LIMIT lines of it are read. Of a line longer than LINE_LIMIT
+    only its first and last LINE_LIMIT/2 characters are kept (a megabyte line is a data dump)."""
+    shapes = text.encode("utf-8", "replace").lower().translate(_DIGITS).split(b"\n")
+    count = len(shapes)
+    groups: dict[bytes, list[int]] = {}
+    for index, shape in enumerate(shapes):
+        groups.setdefault(shape, []).append(index)
+    del shapes
+    distinct = list(groups)
+    starts = list(accumulate((len(shape) + 1 for shape in distinct), initial=0))
+    joined = b"\n".join(distinct)
+    wanted: set[int] = set()
+    for keyword in _KEYWORD_BYTES:  # bytes.find: a fast scan per keyword, one step per shape that holds it
+        pos = joined.find(keyword)
+        while pos >= 0:
+            number = bisect_right(starts, pos) - 1
+            members = groups[distinct[number]][:SHAPE_LIMIT]
+            wanted.update(members)
+            if b"provider" in distinct[number]:
+                wanted.update(i + 1 for i in members if i + 1 < count)
+            pos = joined.find(keyword, starts[number + 1])
+    out: dict[str, None] = {}
+    for line in _lines_at(text, sorted(wanted)):
+        line = line.rstrip("\r")
+        if len(line) > LINE_LIMIT:
+            line = line[: LINE_LIMIT // 2] + " ... " + line[-LINE_LIMIT // 2 :]
+        out[line] = None
+    return list(out)
+
+
+def _lines_at(text: str, indices: list[int]) -> list[str]:
+    """The lines (split at "\\n") at these sorted indices, without splitting the whole text."""
+    out, pos, current = [], 0, 0
+    for index in indices:
+        while current < index:
+            pos = text.find("\n", pos) + 1
+            current += 1
+        end = text.find("\n", pos)
+        out.append(text[pos : end if end >= 0 else len(text)])
     return out
 
 
@@ -365,10 +407,7 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
     def signal(name: str, line: str) -> None:
         facts["signals"].append(Seen(name, line))
 
-    for piece in _pieces(text):
-        if not _KEYWORDS.search(piece):
-            previous_provider_header = False
-            continue
+    for piece in candidate_lines(text):
         raw = _ANSI.sub("", piece).strip()
         line = _short(raw)
         lower = raw.lower()

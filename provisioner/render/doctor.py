@@ -33,6 +33,7 @@ class DoctorResult:
     verify: VerifyReport | None = None
     plan: PlanSummary | None = None
     host: HostFacts | None = None
+    log_note: str | None = None  # --log: the log was cut (read its first and last part only)
 
     @property
     def from_log(self) -> bool:
@@ -48,11 +49,14 @@ class DoctorResult:
             from provisioner.render.verify import verdict_line
 
             lines += [f"verify: {verdict_line(self.verify)}", f"plan:   {self.plan.text}", ""]
+        if self.log_note:
+            lines += [style(f"note: {self.log_note}", "yellow"), ""]
         return "\n".join(lines + render_findings(self.findings, self.healthy, from_log=self.from_log))
 
     def data(self) -> Any:
         if self.from_log:
-            return {"healthy": self.healthy, "recognised": bool(self.findings), "findings": self.findings}
+            data = {"healthy": self.healthy, "recognised": bool(self.findings), "findings": self.findings}
+            return {**data, "log_note": self.log_note} if self.log_note else data
         return {
             "healthy": self.healthy,
             "findings": self.findings,
