@@ -45,7 +45,8 @@ def _distinct_lines(size: int) -> str:
     tail = (LOGS / "seed002-linux-libcudnn9.log").read_text(encoding="utf-8")
     lines, total, i = [], 0, 0
     while total < size - len(tail):
-        line = f"2026-11-23 12:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d} INFO worker-{i % 7} frame {i} took {i % 97}.{i % 13}"
+        stamp = f"2026-11-23 12:{i // 60 % 60:02d}:{i % 60:02d}.{i % 1000:03d}"
+        line = f"{stamp} INFO worker-{i % 7} frame {i} took {i % 97}.{i % 13}"
         lines.append(line)
         total += len(line) + 1
         i += 1

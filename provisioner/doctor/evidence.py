@@ -17,7 +17,7 @@ from itertools import accumulate
 
 from provisioner.facts import DriverInfo, Gpu, OrtDist, RuntimeEnvironment
 from provisioner.matrix.model import Matrix
-from provisioner.matrix.query import gpu_compute_capability
+from provisioner.matrix.query import gpu_key, gpu_models_by_key
 from provisioner.standalone.libnames import library_family
 
 READ_LIMIT = 20 * 1024 * 1024  # bytes read from a log: the first 10 MB and the last 10 MB
@@ -39,23 +39,26 @@ _KEYWORD_BYTES = tuple(k.encode("utf-8") for k in _KEYWORDS)
 
 _LIBRARY_ERRORS = (
     re.compile(
-        r"([\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4})\s{0,4}:\s{0,4}(?:cannot open shared object file|"
+        r"(?<![\w.+-])([\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4})\s{0,4}:\s{0,4}(?:cannot open shared object file|"
         r"file too short|invalid ELF|wrong ELF class)",
         re.I,
     ),
-    re.compile(r"depends on [\"'“”]?([\w.+-]{1,120}\.dll)[\"'“”]? which is missing", re.I),
+    re.compile(r"depends on [\"'“”]?(?<![\w.+-])([\w.+-]{1,120}\.dll)[\"'“”]? which is missing", re.I),
     re.compile(
-        r"Could not (?:load|locate|find) (?:library |module )?[\"'“”]?([\w.+-]{1,120}\.(?:dll|so(?:\.\d{1,6}){0,4}))",
+        r"Could not (?:load|locate|find) (?:library |module )?[\"'“”]?(?<![\w.+-])"
+        r"([\w.+-]{1,120}\.(?:dll|so(?:\.\d{1,6}){0,4}))",
         re.I,
     ),
     re.compile(
-        r"Failed to load (?:library|shared library) [\"'“”]?([\w.+-]{1,120}\.(?:dll|so(?:\.\d{1,6}){0,4}))", re.I
+        r"Failed to load (?:library|shared library) [\"'“”]?(?<![\w.+-])([\w.+-]{1,120}\.(?:dll|so(?:\.\d{1,6}){0,4}))",
+        re.I,
     ),
-    re.compile(r"[\"'“”]([\w.+-]{1,120}\.dll)[\"'“”] (?:not found|was not found)", re.I),
-    re.compile(r"\b([\w.+-]{1,120}\.dll) (?:was not found|is missing|could not be found|not found)", re.I),
-    re.compile(r"error while loading shared libraries: ([\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4})", re.I),
+    re.compile(r"[\"'“”](?<![\w.+-])([\w.+-]{1,120}\.dll)[\"'“”] (?:not found|was not found)", re.I),
+    re.compile(r"\b(?<![\w.+-])([\w.+-]{1,120}\.dll) (?:was not found|is missing|could not be found|not found)", re.I),
+    re.compile(r"error while loading shared libraries: (?<![\w.+-])([\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4})", re.I),
     re.compile(
-        r"(?:unable to|failed to|could not|cannot) (?:dl)?(?:open|load) [\"'“”]?([\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4})",
+        r"(?:unable to|failed to|could not|cannot) (?:dl)?(?:open|load) [\"'“”]?(?<![\w.+-])"
+        r"([\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4})",
         re.I,
     ),
 )
@@ -82,6 +85,7 @@ _PROVIDER_LIST = re.compile(
     r"[\[(]\s{0,3}[\"'‘’“”](\w{2,20})ExecutionProvider[\"'‘’“”]|^[\s>*•-]{0,8}[\"'‘’“”]?(\w{2,20})"
     r"ExecutionProvider[\"'‘’“”]?,?\s{0,3}$|vailable providers:\s{0,3}[\"'‘’“”]?(\w{2,20})Exec"
 )
+_AVAILABLE = re.compile(r"availab|可用|get_available_providers|^[\s>*•-]{0,8}[\"'‘’“”]?\w{2,20}ExecutionProvider", re.I)
 _CPU_ONLY_BUILD = re.compile(
     r"(?:CUDA|GPU)(?: execution provider)? is not enabled in this build|CUDA execution provider is not enabled|"
     r"not (?:compiled|built) with (?:CUDA|GPU)|compile (?:it )?with GPU|with GPU support|"
@@ -154,7 +158,8 @@ _BROKEN_PACKAGE = re.compile(
 )
 _NO_WHEEL = re.compile(
     r"No matching distribution found for (?:onnxruntime[-_]gpu|onnxruntime)|Could not find a version that "
-    r"satisfies the requirement onnxruntime|has no wheels with a matching (?:Python ABI|platform|Python implementation)|"
+    r"satisfies the requirement onnxruntime|"
+    r"has no wheels with a matching (?:Python ABI|platform|Python implementation)|"
     r"is not a supported wheel on this platform|no wheels? (?:are |is )?(?:available|published) for",
     re.I,
 )
@@ -373,6 +378,7 @@ def _error_tables(matrix: Matrix | None) -> tuple[dict[int, str], list[tuple[str
 def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) -> LogEvidence:
     """The facts a log shows (`text` already bounded: see `bounded`)."""
     numbers, messages = _error_tables(matrix)
+    gpu_models = gpu_models_by_key(matrix) if matrix is not None else {}
     facts: dict[str, list] = {
         key: []
         for key in (
@@ -443,7 +449,7 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
         elif driver is None and (hit := _DRIVER_PROSE.search(raw)):
             driver, driver_line = DriverInfo(True, hit.group(1), None, "log"), line
         if _DRIVER_MISMATCH.search(raw):
-            driver, driver_line = DriverInfo(True, None, None, "log", "Driver/library version mismatch"), line
+            driver, driver_line = DriverInfo(True, None, None, "log", line), line
         elif _DRIVER_ABSENT.search(raw):
             signal("driver-absent", line)
         if _DRIVER_OLD.search(raw):
@@ -452,12 +458,13 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
         if _GPU_CONTEXT.search(raw) or "rtx" in lower or "gtx" in lower:
             for hit in _NVIDIA_GPU.finditer(raw):
                 name = hit.group(0).strip()
-                if re.fullmatch(r"[A-Za-z]\d{1,3}[GS]?", name) and not re.search(r"nvidia|tesla", lower):
-                    if not re.search(rf"{re.escape(name)}\s{{0,2}}(?:GPU|-SXM|-PCIE|\d{{2}}GB)", raw, re.I):
-                        continue
-                cc = gpu_compute_capability(matrix, name) if matrix is not None else None
-                if matrix is not None and cc is None:
+                short = re.fullmatch(r"[A-Za-z]\d{1,3}[GS]?", name) and not re.search(r"nvidia|tesla", lower)
+                if short and not re.search(rf"{re.escape(name)}\s{{0,2}}(?:GPU|-SXM|-PCIE|\d{{2}}GB)", raw, re.I):
+                    continue  # "T4", "A10" alone name a GPU only next to NVIDIA/Tesla or "GPU"
+                model = gpu_models.get(gpu_key(name))
+                if matrix is not None and model is None:
                     continue
+                cc = model.compute_capability if model else None
                 facts["gpus"].append(Gpu(len(facts["gpus"]), name, cc))
                 facts["gpu_lines"].append(line)
         for hit in _OTHER_GPU.finditer(raw):
@@ -510,7 +517,8 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
                 facts["errors"].append(Seen(name, line))
         # providers
         names = _PROVIDER_NAME.findall(raw)
-        if names and (_PROVIDER_LIST.search(raw) or previous_provider_header):
+        listing = previous_provider_header or bool(_AVAILABLE.search(raw)) or raw.lstrip(">*-• ").startswith(("[", "("))
+        if names and _PROVIDER_LIST.search(raw) and listing or names and previous_provider_header:
             facts["providers"].append(Seen(",".join(dict.fromkeys(names)), line))
         previous_provider_header = bool(
             re.search(

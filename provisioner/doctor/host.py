@@ -1,9 +1,10 @@
 """Doctor on the live machine: findings from the host facts, a verify report, log text and the plan outcome. Pure.
 
 `diagnose(facts, report, log, plan, matrix=...)` -> list[Finding], most important first. The fact rules it shares
-with the log reader (driver, packages, driver vs build) live in rules.py. Evidence that a GPU session really worked (a passing verify report) outranks
-inference from the facts: library guesses are not reported when verify proved the session. Which libraries a
-build needs, and at which majors, comes from the matrix: the code knows no version numbers.
+with the log reader (driver, packages, driver vs build) live in rules.py. Evidence that a GPU session really worked
+(a passing verify report) outranks inference from the facts: library guesses are not reported when verify proved
+the session. Which libraries a build needs, and at which majors, comes from the matrix: the code knows no version
+numbers.
 """
 
 from __future__ import annotations

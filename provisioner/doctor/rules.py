@@ -11,6 +11,8 @@ onnxruntime-gpu release was built for come from the matrix.
 
 from __future__ import annotations
 
+import re
+
 from provisioner.doctor.evidence import LoadError, LogEvidence, bounded, read_evidence
 from provisioner.doctor.fixes import Fixes
 from provisioner.facts import DriverInfo, OrtDist, RuntimeEnvironment
@@ -107,12 +109,14 @@ def _major(version: str | None) -> int | None:
         return None
 
 
+_NEEDS = re.compile(r"Require (cuDNN [\d.*]{1,8} and CUDA [\d.*]{1,8})")
+
 # --- a pasted log ----------------------------------------------------------------------------------------------
 
 
 def _f(
     code: str, title: str, lines: tuple[str, ...], fixes: Fixes, library: str | None = None, severity: str = "error"
-):
+) -> Finding:
     return Finding(code, severity, title, tuple(x for x in lines if x)[:6], fixes.for_code(code, library), library)
 
 
@@ -189,7 +193,8 @@ def _library_rule(
         return []
     listed = {s.value.split(" ", 1)[0]: s.line for s in ev.distributions}
     if family == "cuda":
-        return driver_findings(DriverInfo(False, source="log", error=line), ev.environment, fixes)
+        found = driver_findings(DriverInfo(False, source="log", error=line), ev.environment, fixes)
+        return [Finding(f.code, f.severity, f.title, (line, *ev.environment_lines[:1]), f.fix) for f in found]
     if family == "zlibwapi":
         return [_f("zlibwapi-missing", "zlibwapi.dll (needed by older cuDNN on Windows) is missing", (line,), fixes)]
     if family in ("nvinfer", "nvonnxparser"):
@@ -537,7 +542,8 @@ def decide_log(ev: LogEvidence, fixes: Fixes, matrix: Matrix | None = None) -> l
             )
         )
     if ev.signal("provider-failed"):
-        need = f" (it needs CUDA {build_major})" if build_major else ""
+        said = next((m for s in ev.cuda_required if (m := _NEEDS.search(s.line))), None)
+        need = f" (it needs {said.group(1)})" if said else (f" (it needs CUDA {build_major})" if build_major else "")
         found.append(
             _f(
                 "gpu-provider-failed",
