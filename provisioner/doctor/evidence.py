@@ -43,7 +43,7 @@ _LIBRARY_ERRORS = (
         r"file too short|invalid ELF|wrong ELF class)",
         re.I,
     ),
-    re.compile(r"depends on [\"'“”]?(?<![\w.+-])([\w.+-]{1,120}\.dll)[\"'“”]? which is missing", re.I),
+    re.compile(r"[\"'“”]?(?<![\w.+-])([\w.+-]{1,120}\.dll)[\"'“”]? which is missing", re.I),
     re.compile(
         r"Could not (?:load|locate|find) (?:library |module )?[\"'“”]?(?<![\w.+-])"
         r"([\w.+-]{1,120}\.(?:dll|so(?:\.\d{1,6}){0,4}))",
@@ -61,6 +61,7 @@ _LIBRARY_ERRORS = (
         r"([\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4})",
         re.I,
     ),
+    re.compile(r"(?<![\w.+-])([\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4})\s{0,4}=>\s{0,4}not found", re.I),  # ldd
 )
 _LOADER_NAMES = (2, 3, 7)  # patterns naming the library being loaded, not (necessarily) the one missing
 _SONAME_MAJOR = re.compile(r"\.so\.(\d{1,4})|(?:64|_)(\d{1,4})(?:_\d{1,4})?\.dll$", re.I)
@@ -72,7 +73,14 @@ _DLL_INIT = re.compile(
 )
 _MODULE_NOT_FOUND = re.compile(
     r"LoadLibrary failed with error 126|error 126\b|The specified module could not be found|找不到指定的模块|"
-    r"指定されたモジュールが見つかりません",
+    r"指定されたモジュールが見つかりません|"
+    # the native module did not load (old releases only warned), so its names are missing: a dependency is
+    r"cannot import name [\"'‘’]\w{1,40}[\"'‘’] from [\"'‘’]onnxruntime\.capi\._pybind_state",
+    re.I,
+)
+_MSVC_ABSENT = re.compile(
+    r"Visual C\+\+ (?:Redistributable|runtime)[^\n]{0,30}(?:is )?not installed|"
+    r"(?:missing|not installed|install)[^\n]{0,12} (?:the )?(?:Microsoft )?Visual C\+\+ Redistributable",
     re.I,
 )
 _CUDA_ERROR_NUMBER = re.compile(
@@ -81,11 +89,13 @@ _CUDA_ERROR_NUMBER = re.compile(
 )
 _CUDA_ERROR_NAME = re.compile(r"\b(cudaError[A-Z]\w{1,40})")
 _PROVIDER_NAME = re.compile(r"\b(\w{2,20})ExecutionProvider\b")
-_PROVIDER_LIST = re.compile(
-    r"[\[(]\s{0,3}[\"'‘’“”](\w{2,20})ExecutionProvider[\"'‘’“”]|^[\s>*•-]{0,8}[\"'‘’“”]?(\w{2,20})"
-    r"ExecutionProvider[\"'‘’“”]?,?\s{0,3}$|vailable providers:\s{0,3}[\"'‘’“”]?(\w{2,20})Exec"
-)
-_AVAILABLE = re.compile(r"availab|可用|get_available_providers|^[\s>*•-]{0,8}[\"'‘’“”]?\w{2,20}ExecutionProvider", re.I)
+# A provider list is the names in a bracket, or after "available providers:", on a line that speaks of the
+# available providers, or a line of names alone (printed, or under a header): never a name the sentence requests.
+_BRACKETED = re.compile(r"[\[(]([^\[\]()\n]{0,600})[\])]")
+_NAMES_ONLY = re.compile(r"[\s>*•\-\[\](),.\"'‘’“”]{0,200}")  # what is left of a list once its names are taken out
+_AVAILABLE = re.compile(r"availab|可用|build has", re.I)
+_AFTER_HEADER = re.compile(r"providers?\s{0,3}(?:are|:|：|=)\s{0,3}([^\n]{0,600})$", re.I)
+
 _CPU_ONLY_BUILD = re.compile(
     r"(?:CUDA|GPU)(?: execution provider)? is not enabled in this build|CUDA execution provider is not enabled|"
     r"not (?:compiled|built) with (?:CUDA|GPU)|compile (?:it )?with GPU|with GPU support|"
@@ -104,6 +114,11 @@ _PROVIDER_FAILED = re.compile(
     re.I,
 )
 _REQUIRE = re.compile(r"Require cuDNN (\d{1,2})[\d.*]{0,8} and CUDA (\d{1,2})[\d.*]{0,8}", re.I)
+# onnxruntime's preload_dlls() on the torch beside it: "The installed PyTorch 2.5.1+cu121 uses CUDA 12.x, but
+# onnxruntime-gpu is built with CUDA 13.x"
+_TORCH_OTHER_CUDA = re.compile(
+    r"PyTorch\s\S{1,40}\suses CUDA (\d{1,2})[\d.x]{0,6}, but onnxruntime-gpu is built with CUDA (\d{1,2})", re.I
+)
 _NVIDIA_SMI = re.compile(
     r"Driver Version:\s{0,4}(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\s{0,40}(?:CUDA Version:\s{0,4}"
     r"(\d{1,2}\.\d{1,2}|N/A))?",
@@ -133,12 +148,14 @@ _NVCC = re.compile(
     re.I,
 )
 _TORCH_CUDA = re.compile(r"\btorch[\s=:-]{1,20}\d{1,2}\.\d{1,2}(?:\.\d{1,3})?\+cu(\d{2,3})\b|\+cu(\d{2,3})\b", re.I)
-_DIST_LINE = re.compile(
-    r"^[\s>+*-]{0,6}(onnxruntime(?:[-_](?:gpu|directml|silicon|openvino|training))?|torch|tensorrt(?:[-_]cu\d{2})?|"
+_DIST_BODY = (
+    r"(onnxruntime(?:[-_](?:gpu|directml|silicon|openvino|training))?|torch|tensorrt(?:[-_]cu\d{2})?|"
     r"nvidia-[a-z-]{2,40}-cu\d{2}|nvidia-(?:cudnn|cublas|cuda-runtime|cufft|curand|cuda-nvrtc)|pycuda)"
-    r"(?:\s{1,40}|==|\s{0,3}@\s{0,3}\S{0,200}?\s{0,3})v?(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?(?:[.+-]?\w{1,20})?)\b",
-    re.I,
+    r"(?:\s{1,40}|==|\s{0,3}@\s{0,3}\S{0,200}?\s{0,3})v?(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?(?:[.+-]?\w{1,20})?)\b"
 )
+_DIST_LINE = re.compile(r"^[\s>+*-]{0,6}" + _DIST_BODY, re.I)
+_DIST_NEXT = re.compile(r"\s{1,40}" + _DIST_BODY, re.I)  # a wrapped listing: several rows on one line
+_LISTING_ROW = re.compile(r"[\w.-]{1,80}\s{1,40}v?\d{1,6}(?:[.+\w-]{0,40})")  # `pip list`: a name and its version
 _DIST_INSTALLED = re.compile(r"Successfully installed [^\n]{0,400}", re.I)
 _DIST_IN_INSTALLED = re.compile(r"\b(onnxruntime(?:-gpu)?)-(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)\b", re.I)
 _PIP_SHOW_NAME = re.compile(r"^Name:\s{0,4}(onnxruntime(?:[-_]gpu)?)\s{0,4}$", re.I)
@@ -146,7 +163,8 @@ _PIP_SHOW_VERSION = re.compile(r"^Version:\s{0,4}(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?
 _NOT_INSTALLED = re.compile(
     r"No module named [\"'‘’]onnxruntime[\"'‘’]|No module named [\"'‘’]onnxruntime\.capi|"
     r"DistributionNotFound: The [\"'‘’]onnxruntime|PackageNotFoundError: [\"'‘’]?onnxruntime|"
-    r"No matching distribution found for onnxruntime\b(?!-gpu)(?!_gpu)",
+    r"No matching distribution found for onnxruntime\b(?!-gpu)(?!_gpu)|"
+    r"The [\"'‘’]?onnxruntime(?:[-_]gpu)?[\"'‘’]? distribution was not found",
     re.I,
 )
 _BROKEN_PACKAGE = re.compile(
@@ -159,12 +177,12 @@ _BROKEN_PACKAGE = re.compile(
 _NO_WHEEL = re.compile(
     r"No matching distribution found for (?:onnxruntime[-_]gpu|onnxruntime)|Could not find a version that "
     r"satisfies the requirement onnxruntime|"
-    r"has no wheels with a matching (?:Python ABI|platform|Python implementation)|"
+    r"has no wheels with a(?: matching (?:Python ABI|platform|Python implementation)|\s{0,3}$)|"
     r"is not a supported wheel on this platform|no wheels? (?:are |is )?(?:available|published) for",
     re.I,
 )
 _NO_TENSORRT = re.compile(
-    r"No module named [\"'‘’]tensorrt|TensorRT (?:is )?not (?:installed|found)|"
+    r"No module named [\"'‘’]tensorrt|TensorRT (?:is )?not (?:installed|found)|install (?:the )?TensorRT librar|"
     r"onnxruntime_providers_tensorrt",
     re.I,
 )
@@ -191,8 +209,11 @@ _SLOWER = re.compile(
 )
 _FASTER_GPU = re.compile(r"GPU[^\n]{0,40}faster than[^\n]{0,12}CPU|GPU[^\n]{0,20}比\s?CPU[^\n]{0,6}快", re.I)
 _TIMING = re.compile(
-    r"\b(GPU|CPU|cuda)\b[^\n\d]{0,40}?(\d{1,6}(?:\.\d{1,6})?)\s{0,2}(ms|毫秒|s|sec|seconds?|秒)(?![\w])", re.I
+    r"\b(onnxruntime(?:[-_]gpu)?|GPU|CPU|cuda)\b[^\n\d]{0,40}?(\d{1,6}(?:\.\d{1,20})?)\s{0,2}"
+    r"(ms|毫秒|s|sec|seconds?|秒)(?![\w])",
+    re.I,
 )
+_OTHER_FRAMEWORK = re.compile(r"torch|tensorflow|paddle", re.I)  # its timings are not ONNX Runtime's
 _DIFFER = re.compile(
     r"(?:results?|outputs?|inference)[^\n]{0,60}(?:differ|different|not (?:the )?same|inconsistent|not stable|"
     r"unstable|mismatch|wrong)|(?:differ|different|inconsistent|wrong)[^\n]{0,30}(?:results?|outputs?)|"
@@ -230,7 +251,8 @@ _NVIDIA_GPU = re.compile(
 )
 _OTHER_GPU = re.compile(
     r"\b(?:AMD\s?)?Radeon\b[^\n,;)]{0,30}|\bRX\s?\d{3,4}(?:\s?XTX?)?\b|\bIntel\(R\)\s(?:UHD|Iris|HD)[^\n,;)]{0,30}|"
-    r"\bIntel\s(?:UHD|Iris|HD|Arc)\b[^\n,;)]{0,20}|\bAMD GPU\b|\bROCm\b|\[[+xX✓]\]\s{0,2}(?:AMD|Intel)\b",
+    r"\bIntel\s(?:UHD|Iris|HD|Arc)\b[^\n,;)]{0,20}|\bAMD (?:GPU|graphics|cuda)\b|\bROCm\b|"
+    r"\[[+xX✓]\]\s{0,2}(?:AMD|Intel)\b",
     re.I,
 )
 _GPU_CONTEXT = re.compile(r"nvidia|tesla|gpu|cuda|显卡|device", re.I)
@@ -258,7 +280,7 @@ class LoadError:
 class Timing:
     """A run time a log reports for a device."""
 
-    device: str  # gpu | cpu
+    device: str  # gpu | cpu | package (the plain onnxruntime package named: see rules._slower)
     seconds: float
     line: str
 
@@ -362,8 +384,15 @@ def _short(line: str) -> str:
 
 
 def _major_of(filename: str) -> str | None:
+    """The library's major: `.so.N`, or a Windows DLL's suffix, where CUDA 10 and older spelt major and minor
+    together (cublas64_91.dll: 9.1, cudart64_110.dll: 11.0; cublas64_12.dll: 12)."""
     match = _SONAME_MAJOR.search(filename)
-    return (match.group(1) or match.group(2)) if match else None
+    if not match:
+        return None
+    if match.group(1):
+        return match.group(1)
+    number = int(match.group(2))
+    return str(number // 10 if number >= 20 else number)
 
 
 def _error_tables(matrix: Matrix | None) -> tuple[dict[int, str], list[tuple[str, str]]]:
@@ -408,7 +437,7 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
     jetson = False
     python_version: str | None = None
     pip_show: str | None = None
-    previous_provider_header = False
+    wrapped = ""  # a provider list cut mid-name at the end of the previous line
 
     def signal(name: str, line: str) -> None:
         facts["signals"].append(Seen(name, line))
@@ -428,7 +457,7 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
         if arm:
             arch = "aarch64"
             jetson = jetson or bool(_JETSON.search(raw))
-        if container is None and (hit := _CONTAINER.search(raw)):
+        if container is None and not _LISTING_ROW.fullmatch(raw) and (hit := _CONTAINER.search(raw)):
             word = (hit.group(1) or "docker").lower()
             container = word if word in ("podman", "kubernetes") else "docker"
             facts["env_lines"].append(line)
@@ -470,9 +499,11 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
         for hit in _OTHER_GPU.finditer(raw):
             facts["other"].append(Seen(hit.group(0).strip(), line))
         # installed distributions
-        if hit := _DIST_LINE.match(raw):
+        hit = _DIST_LINE.match(raw)
+        while hit:
             name = hit.group(1).lower().replace("_", "-")
             facts["dists"].append(Seen(f"{name} {hit.group(2)}", line))
+            hit = _DIST_NEXT.match(raw, hit.end())
         if _DIST_INSTALLED.search(raw):
             for name, version in _DIST_IN_INSTALLED.findall(raw):
                 facts["dists"].append(Seen(f"{name.lower()} {version}", line))
@@ -490,6 +521,10 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
             facts["cuda"].append(Seen(f"{digits[:-1]}.{digits[-1]}", line))
         for hit in _REQUIRE.finditer(raw):
             facts["required"].append(Seen(hit.group(2), line))
+        if hit := _TORCH_OTHER_CUDA.search(raw):
+            facts["required"].append(Seen(hit.group(2), line))
+            if hit.group(1) != hit.group(2):
+                signal("torch-other-cuda", line)
         # library load errors
         seen_files = set()
         for index, pattern in enumerate(_LIBRARY_ERRORS):
@@ -503,6 +538,8 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
                 facts["loads"].append(LoadError(filename, library_family(filename), _major_of(filename), line))
         if _DLL_INIT.search(raw):
             signal("dll-init-failed", line)
+        if _MSVC_ABSENT.search(raw):
+            signal("msvc-absent", line)
         if _MODULE_NOT_FOUND.search(raw):
             signal("module-not-found", line)
         # CUDA errors: by name, by number, by message
@@ -516,18 +553,9 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
             if message in lower:
                 facts["errors"].append(Seen(name, line))
         # providers
-        names = _PROVIDER_NAME.findall(raw)
-        listing = previous_provider_header or bool(_AVAILABLE.search(raw)) or raw.lstrip(">*-• ").startswith(("[", "("))
-        if names and _PROVIDER_LIST.search(raw) and listing or names and previous_provider_header:
-            facts["providers"].append(Seen(",".join(dict.fromkeys(names)), line))
-        previous_provider_header = bool(
-            re.search(
-                r"get_available_providers\(\)|available providers:?\s{0,3}$|"
-                r"providers:\s{0,3}$",
-                raw,
-                re.I,
-            )
-        )
+        if listed := _provider_list(wrapped + raw.lstrip() if wrapped else raw):
+            facts["providers"].append(Seen(",".join(dict.fromkeys(listed)), line))
+        wrapped = _cut_provider_list(raw)
         if _CPU_ONLY_BUILD.search(raw):
             signal("cpu-only-build", line)
         if hit := _PROVIDER_FAILED.search(raw):
@@ -559,9 +587,9 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
             signal("gpu-faster", line)
         if _DIFFER.search(raw) and re.search(r"gpu|cuda|cpu|显卡", raw, re.I):
             signal("results-differ", line)
-        for device, value, unit in _TIMING.findall(raw):
+        for device, value, unit in () if _OTHER_FRAMEWORK.search(raw) else _TIMING.findall(raw):
             seconds = float(value) / (1000.0 if unit.lower() in ("ms", "毫秒") else 1.0)
-            facts["timings"].append(Timing("cpu" if device.lower() == "cpu" else "gpu", seconds, line))
+            facts["timings"].append(Timing(_timing_device(device.lower()), seconds, line))
     os_name = max(os_votes, key=lambda k: os_votes[k]) if any(os_votes.values()) else None
     environment = RuntimeEnvironment(
         container=container,
@@ -593,6 +621,42 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
         timings=tuple(facts["timings"]),
         cut=cut,
     )
+
+
+def _provider_list(raw: str) -> list[str]:
+    """The providers a line lists as available (empty: it lists none)."""
+    names = _PROVIDER_NAME.findall(raw)
+    if not names:
+        return []
+    rest = _PROVIDER_NAME.sub("", raw)
+    if _NAMES_ONLY.fullmatch(rest):  # printed: `['CPUExecutionProvider']`, a bullet
+        # a piece of a list spread over lines (code passing providers, a wrapped print) is not the whole list
+        whole = rest.count("[") == rest.count("]") and rest.count("(") == rest.count(")")
+        return names if whole and not rest.rstrip().endswith(",") else []
+    if not _AVAILABLE.search(raw):
+        return []
+    for content in _BRACKETED.findall(raw):
+        inside = _PROVIDER_NAME.findall(content)
+        if inside and _NAMES_ONLY.fullmatch(_PROVIDER_NAME.sub("", content)):
+            return inside
+    hit = _AFTER_HEADER.search(raw)
+    return _PROVIDER_NAME.findall(hit.group(1)) if hit else []
+
+
+def _cut_provider_list(raw: str) -> str:
+    """What follows "available providers:" when the line ends inside a name (a wrapped paste), else ""."""
+    hit = _AFTER_HEADER.search(raw) if _AVAILABLE.search(raw) else None
+    if not hit or not hit.group(1) or not hit.group(1)[-1].isalnum() or hit.group(1).endswith("Provider"):
+        return ""
+    return "available providers: " + hit.group(1)
+
+
+def _timing_device(word: str) -> str:
+    """gpu | cpu, or `package` for the plain onnxruntime package named as what was timed (the CPU package where
+    onnxruntime-gpu is timed beside it)."""
+    if word == "cpu":
+        return "cpu"
+    return "package" if word == "onnxruntime" else "gpu"
 
 
 def _ort_dists(dists: list[Seen]) -> tuple[OrtDist, ...]:

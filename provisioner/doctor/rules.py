@@ -453,6 +453,15 @@ def decide_log(ev: LogEvidence, fixes: Fixes, matrix: Matrix | None = None) -> l
                 fixes,
             )
         )
+    if ev.signal("msvc-absent"):
+        found.append(
+            _f(
+                "msvc-runtime-missing",
+                "the Microsoft Visual C++ runtime is not installed",
+                ev.lines("msvc-absent"),
+                fixes,
+            )
+        )
     if ev.signal("module-not-found") and not named:
         lines = ev.lines("module-not-found")
         if ev.signal("tensorrt-provider-failed"):
@@ -476,6 +485,15 @@ def decide_log(ev: LogEvidence, fixes: Fixes, matrix: Matrix | None = None) -> l
                     fixes,
                 )
             )
+    if ev.signal("torch-other-cuda"):
+        found.append(
+            _f(
+                "cuda-major-mismatch",
+                "the torch beside onnxruntime-gpu brings CUDA libraries of another major than the build's",
+                ev.lines("torch-other-cuda"),
+                fixes,
+            )
+        )
     if ev.signal("cudnn-status"):
         found.append(
             _f(
@@ -562,6 +580,8 @@ def _slower(ev: LogEvidence) -> tuple[str, ...]:
     said = ev.lines("gpu-slower")
     gpu = [t for t in ev.timings if t.device == "gpu"]
     cpu = [t for t in ev.timings if t.device == "cpu"]
+    if any(re.search(r"onnxruntime[-_]gpu", t.line, re.I) for t in gpu):  # the two packages timed side by side
+        cpu += [t for t in ev.timings if t.device == "package"]
     if gpu and cpu and min(t.seconds for t in gpu) > min(t.seconds for t in cpu):
         return tuple(dict.fromkeys((*said, gpu[0].line, cpu[0].line)))
     if said and not (gpu and cpu):
