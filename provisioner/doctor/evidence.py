@@ -494,10 +494,11 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
                 if matrix is not None and model is None:
                     continue
                 cc = model.compute_capability if model else None
-                facts["gpus"].append(Gpu(len(facts["gpus"]), name, cc))
+                shown = f"NVIDIA {model.name}" if model and not model.name.startswith("NVIDIA") else name
+                facts["gpus"].append(Gpu(len(facts["gpus"]), shown if model else name, cc))
                 facts["gpu_lines"].append(line)
         for hit in _OTHER_GPU.finditer(raw):
-            facts["other"].append(Seen(hit.group(0).strip(), line))
+            facts["other"].append(Seen(_other_gpu_name(hit.group(0)), line))
         # installed distributions
         hit = _DIST_LINE.match(raw)
         while hit:
@@ -621,6 +622,21 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
         timings=tuple(facts["timings"]),
         cut=cut,
     )
+
+
+_CHECKBOX = re.compile(r"^\[[+xX✓]\]\s{0,2}")
+_VENDOR_ONLY = re.compile(r"(AMD|Intel|ROCm)(?:\s(?:GPU|graphics|cuda))?", re.I)
+
+
+def _other_gpu_name(matched: str) -> str:
+    """The AMD / Intel GPU as the log names it: its product name, or its maker's ("an Intel GPU") where the log
+    says no more (a ticked form box "[+] Intel", "AMD GPU", "ROCm")."""
+    name = _CHECKBOX.sub("", matched.strip()).strip()
+    vendor = _VENDOR_ONLY.fullmatch(name)
+    if vendor:
+        maker = "AMD" if vendor.group(1).lower() in ("amd", "rocm") else "Intel"
+        return f"an {maker} GPU"
+    return name
 
 
 def _provider_list(raw: str) -> list[str]:

@@ -117,7 +117,8 @@ _NEEDS = re.compile(r"Require (cuDNN [\d.*]{1,8} and CUDA [\d.*]{1,8})")
 def _f(
     code: str, title: str, lines: tuple[str, ...], fixes: Fixes, library: str | None = None, severity: str = "error"
 ) -> Finding:
-    return Finding(code, severity, title, tuple(x for x in lines if x)[:6], fixes.for_code(code, library), library)
+    used = tuple(dict.fromkeys(x for x in lines if x))[:6]  # the lines it used, each once
+    return Finding(code, severity, title, used, fixes.for_code(code, library), library)
 
 
 def build_cuda_major(ev: LogEvidence, matrix: Matrix | None) -> tuple[int | None, str]:
@@ -328,7 +329,7 @@ def decide_log(ev: LogEvidence, fixes: Fixes, matrix: Matrix | None = None) -> l
             found.append(
                 _f(
                     "no-driver",
-                    f"CUDA finds no NVIDIA driver: the GPU named is {other.value}, not an NVIDIA one",
+                    f"CUDA finds no NVIDIA driver: the log names {other.value}, no NVIDIA GPU",
                     (line, other.line),
                     fixes,
                 )
@@ -368,7 +369,7 @@ def decide_log(ev: LogEvidence, fixes: Fixes, matrix: Matrix | None = None) -> l
             )
         elif other and not nvidia:
             found.append(
-                _f("no-driver", f"CUDA sees no NVIDIA GPU: the GPU named is {other.value}", (line, other.line), fixes)
+                _f("no-driver", f"CUDA sees no NVIDIA GPU: the log names {other.value}", (line, other.line), fixes)
             )
         else:
             found.append(
@@ -380,10 +381,14 @@ def decide_log(ev: LogEvidence, fixes: Fixes, matrix: Matrix | None = None) -> l
                 )
             )
     if "cudaErrorNoKernelImageForDevice" in errors:
+        named_gpu = next((g for g in ev.gpus if g.compute_capability), None)
         found.append(
             _f(
                 "unsupported-gpu-arch",
-                "the build has no GPU code for this GPU's compute capability",
+                f"the build has no GPU code for the {named_gpu.name} (compute capability "
+                f"{named_gpu.compute_capability})"
+                if named_gpu
+                else "the build has no GPU code for this GPU's compute capability",
                 (errors["cudaErrorNoKernelImageForDevice"], *ev.gpu_lines[:2]),
                 fixes,
             )
@@ -415,7 +420,7 @@ def decide_log(ev: LogEvidence, fixes: Fixes, matrix: Matrix | None = None) -> l
                 fixes,
             )
         )
-    both = package_findings(ev.onnxruntime, fixes, tuple(d.location or "" for d in ev.onnxruntime))
+    both = package_findings(ev.onnxruntime, fixes, tuple(dict.fromkeys(d.location or "" for d in ev.onnxruntime)))
     found += [f for f in both if f.code == "cpu-and-gpu-installed" or not any(d.is_gpu for d in ev.onnxruntime)]
     if cpu_only and not any(f.code in ("cpu-and-gpu-installed", "no-wheel-for-platform") for f in found):
         found.append(
@@ -443,6 +448,16 @@ def decide_log(ev: LogEvidence, fixes: Fixes, matrix: Matrix | None = None) -> l
         hits = _library_rule(error, ev, fixes, matrix, installed)
         named = named or bool(hits)
         found += hits
+    if named and other and not nvidia and not any(f.code in ("no-driver", "gpu-hidden") for f in found):
+        # the CUDA libraries are missing because nothing of NVIDIA's is there: the only GPU named is AMD's / Intel's
+        found.append(
+            _f(
+                "no-driver",
+                f"the log names {other.value} and no NVIDIA GPU: CUDA needs an NVIDIA GPU and driver",
+                (other.line, ev.load_errors[0].line),
+                fixes,
+            )
+        )
     if ev.signal("dll-init-failed"):
         found.append(
             _f(

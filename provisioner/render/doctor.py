@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from provisioner.findings import Finding
     from provisioner.verify.report import VerifyReport
 
-EVIDENCE_SHOWN = 4
+EVIDENCE_SHOWN = 6  # lines of evidence per finding in the text (all of them are in --json)
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,9 @@ def render_findings(findings: tuple[Finding, ...], healthy: bool, from_log: bool
         lines.append(
             f"{number}. [{finding.code}] " + style(finding.severity, colours[finding.severity]) + f": {finding.title}"
         )
-        lines += [f"   evidence: {line}" for line in finding.evidence[:EVIDENCE_SHOWN]]
+        used = tuple(dict.fromkeys(finding.evidence))
+        lines += [f"   evidence: {line}" for line in used[:EVIDENCE_SHOWN]]
+        if len(used) > EVIDENCE_SHOWN:
+            lines.append(f"   evidence: ... {len(used) - EVIDENCE_SHOWN} more line(s) (--json lists them)")
         lines.append(f"   fix: {finding.fix}")
     return lines

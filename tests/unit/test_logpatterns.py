@@ -284,6 +284,7 @@ def test_the_gpu_package_timed_beside_the_cpu_package():
             "onnxruntime-gpu>=1.15.0,<=1.16.3 has no wheels with a\n    matching Python ABI tag (e.g., `cp312`)",
             "no-wheel-for-platform",
         ),
+        ("I have AMD GPU and get this:\nlibcublasLt.so.11: cannot open shared object file", "no-driver"),
     ],
 )
 def test_more_spellings(line: str, code: str):
@@ -301,3 +302,21 @@ def test_a_pip_list_row_is_no_container_hint():
 
 def test_a_wrapped_pip_list_row_lists_both_packages():
     assert codes("onnxruntime               1.17.3 onnxruntime-gpu           1.17.1") == ["cpu-and-gpu-installed"]
+
+
+def test_the_text_names_the_gpu_and_shows_the_lines_each_finding_used(tmp_path: Path):
+    """The GPU as the log names it (a ticked form box is "an Intel GPU", a product its full name), and under each
+    finding the log lines it was decided from, each once."""
+    from tests.support.cli import run_ortprov
+
+    log = tmp_path / "report.log"
+    error = "CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version ; GPU=0"
+    log.write_text(f"**Which GPU?**\n- [ ] NVIDIA\n- [+] Intel\n\n{error}\n{error}\n", encoding="utf-8")
+    out = run_ortprov("doctor", "--log", str(log), timeout=60).stdout
+    assert "[no-driver]" in out and "an Intel GPU" in out and "[+] Intel, " not in out
+    assert out.count(f"evidence: {error}") == 1 and "evidence: - [+] Intel" in out
+    old = tmp_path / "old.log"
+    old.write_text("CUDA error: no kernel image is available for execution on the device\nmy GPU: GTX 780\n")
+    out = run_ortprov("doctor", "--log", str(old), timeout=60).stdout
+    assert "NVIDIA GeForce GTX 780 (compute capability 3.5)" in out
+    assert "evidence: my GPU: GTX 780" in out
