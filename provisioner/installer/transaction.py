@@ -328,13 +328,14 @@ def apply_plan(
         steps = tuple(StepRun(c.number, c.step.kind, c.argv, skipped=c.skipped or "dry run") for c in commands)
         return ApplyResult("dry-run", steps=steps, changes=predicted or (), seconds=time.monotonic() - start, **base)
     if predicted == () and not any(hooks.values()):
-        findings = files_findings(target)
-        if findings:  # what is listed is not all there: "already satisfied" would be a lie
+        findings = files_findings(target, plan_names(commands))
+        # what the plan installs is listed but not all there: "already satisfied" would be a lie
+        if any(finding.blocking for finding in findings):
             steps = tuple(StepRun(c.number, c.step.kind, c.argv, skipped="files missing") for c in commands)
             return ApplyResult("unchanged", steps=steps, seconds=time.monotonic() - start, findings=findings, **base)
         _say(f"already satisfied: {target.python} has everything the plan installs; nothing changed")
         steps = tuple(StepRun(c.number, c.step.kind, c.argv, skipped="already satisfied") for c in commands)
-        return ApplyResult("unchanged", steps=steps, seconds=time.monotonic() - start, **base)
+        return ApplyResult("unchanged", steps=steps, seconds=time.monotonic() - start, findings=findings, **base)
     removals = [str(c) for c in (predicted or ()) if c.before is not None]
     if predicted is None:  # no prediction: at least the uninstall steps are known to remove
         removals = uninstall_removals(commands, installed)
@@ -464,7 +465,7 @@ def _transaction(
         failure = f"ortprov failed: {type(exc).__name__}: {exc}"
     # from here on, signals are only recorded: the apply ends in one of two states and says which
     if failure is None and taken is not None:
-        return _commit(taken, target, installed, runs, start, base, session)
+        return _commit(taken, target, installed, runs, start, base, session, plan_names(commands))
     return _roll_back(
         failure or "failed",
         output,
@@ -477,6 +478,7 @@ def _transaction(
         base,
         settings,
         session,
+        plan_names(commands),
     )
 
 
@@ -488,12 +490,13 @@ def _commit(
     start: float,
     base: dict,
     session: Session,
+    concerned: frozenset[str],
 ) -> ApplyResult:
     faults.reached("committing")
     snapshot.discard(taken.root)  # its journal goes first: from then on the change is final
     after = distributions(target.python)
     changes = diff(installed, after)
-    findings = files_findings(target)
+    findings = files_findings(target, concerned | {canonical(c.name) for c in changes})
     faults.reached("files-checked")
     notes = list(base.pop("notes"))
     if session.guard.received:
@@ -529,6 +532,7 @@ def _roll_back(
     base: dict,
     settings: ApplySettings,
     session: Session,
+    concerned: frozenset[str],
 ) -> ApplyResult:
     if output and not settings.verbose:
         _say("installer output (last lines):\n" + "\n".join(f"      | {line}" for line in tail(output).splitlines()))
@@ -545,8 +549,8 @@ def _roll_back(
     else:
         snapshot.discard(snapshot.snapshot_root(target.prefix))  # no step ran: nothing to put back
     now = distributions(target.python)
-    findings = files_findings(target)
-    exact = now == installed and not failed and not findings
+    findings = files_findings(target, concerned)
+    exact = now == installed and not failed and not any(finding.blocking for finding in findings)
     result = ApplyResult(
         "restored",
         steps=tuple(runs),
@@ -613,18 +617,34 @@ def _owned_paths(target: Target, names: set[str]) -> set[str]:
     return owned
 
 
-def files_findings(target: Target) -> tuple[Finding, ...]:
-    """`package-files-missing` for every distribution whose RECORD lists files missing on disk (said on stderr)."""
+def plan_names(commands: list[Command]) -> frozenset[str]:
+    """The canonical names of the distributions the plan's installer steps install or remove."""
+    names: set[str] = set()
+    for command in commands:
+        step = command.step
+        if step.kind == "uninstall":
+            names.update(canonical(name) for name in step.packages)
+        elif step.runs_installer:
+            names.update(requirement_name(requirement) for requirement in step.packages)
+    return frozenset(names)
+
+
+def files_findings(target: Target, concerned: frozenset[str]) -> tuple[Finding, ...]:
+    """`package-files-missing` for every distribution whose RECORD lists files missing on disk (said on stderr):
+    an error for the distributions this apply installs, removes or changed (`concerned`), a warning for the others
+    (this apply did not touch them: the finding is true, but it is not this apply's outcome)."""
     report = check_files(target.python)
     found = []
     for dist in report.incomplete:
+        ours = canonical(dist.name) in concerned
         finding = Finding(
             "package-files-missing",
-            "error",
-            f"{dist.name} {dist.version} is installed, but files it installed are missing",
+            "error" if ours else "warning",
+            f"{dist.name} {dist.version} is installed, but files it installed are missing"
+            + ("" if ours else " (not part of this plan: left as it was)"),
             (f"{dist.name} {dist.version}: {dist.missing_files}",),
             f"{target.python} -m pip install --force-reinstall --no-deps {dist.name}=={dist.version}",
         )
-        _say(f"error: {finding.title} (package-files-missing); fix: {finding.fix}")
+        _say(f"{finding.severity}: {finding.title} (package-files-missing); fix: {finding.fix}")
         found.append(finding)
     return tuple(found)

@@ -167,3 +167,36 @@ def test_deleted_onnxruntime_files_are_reported_by_detect_and_doctor_and_repaire
     assert "[1/2] uninstall onnxruntime-gpu" in proc.stderr
     assert_gpu_flavour_alone(python, env)
     assert "INCOMPLETE" not in run_ortprov("detect", "--python", str(python), env=env).stdout
+
+
+def test_a_distribution_outside_the_plan_with_missing_files_is_a_warning_not_the_applys_failure(
+    tmp_path: Path, index: IndexServer, plan_file: Path
+) -> None:
+    """As on the H100 under hide_cuda.sh: torchvision's CUDA libraries were hidden, apply itself did its job."""
+    env = clean_env(tmp_path)
+    venv = tmp_path / "venv"
+    python = make_venv(venv, env, ("onnxruntime==1.31.1",), index.url)
+    [typed] = venv.glob("lib/python*/site-packages/pip/py.typed")
+    typed.unlink()  # pip's RECORD lists it: pip is now incomplete, and no plan step touches pip
+    args = ["apply", "--plan", str(plan_file), "--index-url", index.url, "--python", str(python), "--no-verify"]
+
+    proc = run_ortprov(*args, "--installer", "uv", "-y", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert_gpu_flavour_alone_but(python, env, incomplete=["pip"])
+    assert "warning: pip " in proc.stderr and "(not part of this plan: left as it was)" in proc.stderr
+    [finding] = json.loads(proc.stdout)["apply"]["findings"]
+    assert (finding["code"], finding["severity"]) == ("package-files-missing", "warning")
+
+    again = run_ortprov(*args, "--installer", "uv", "-y", env=env)  # already satisfied: still only a warning
+    assert again.returncode == 0, again.stderr
+    assert "already satisfied" in again.stderr and "warning: pip " in again.stderr
+
+    [init] = venv.glob("lib/python*/site-packages/onnxruntime/__init__.py")
+    init.unlink()  # now a distribution the plan installs is incomplete: "already satisfied" would be a lie
+    broken = run_ortprov(*args, "--installer", "uv", "--dry-run", env=env)
+    assert "already satisfied" not in broken.stderr
+
+
+def assert_gpu_flavour_alone_but(python: Path, env: dict[str, str], incomplete: list[str]) -> None:
+    assert imported(python, env) == "onnxruntime-gpu 1.31.1 GPU ['CUDAExecutionProvider', 'CPUExecutionProvider']"
+    assert [d.name for d in check_files(str(python)).incomplete] == incomplete
