@@ -9,6 +9,7 @@ Each case counts toward the tally printed at the end of the module (`-s` shows i
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import shutil
 import signal
@@ -324,7 +325,11 @@ def test_the_installer_dies_with_ortprov_and_a_lock_outlives_neither(
     try:
         proc = case.start()
         assert index.wait_requested("onnxruntime_gpu-1.31.1-py3-none-any.whl", timeout=120)
-        children = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+        deadline = time.monotonic() + 30
+        children = _children(proc.pid)
+        while not children and time.monotonic() < deadline:  # the request may come just before the fork returns
+            time.sleep(0.05)
+            children = _children(proc.pid)
         assert children
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=60)
@@ -335,6 +340,15 @@ def test_the_installer_dies_with_ortprov_and_a_lock_outlives_neither(
     finally:
         index.clear()
     _settle_and_judge(case, f"{installer} ortprov PID killed during the installer")
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of every thread of `pid` (a thread that starts the installer is its parent)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found += [int(p) for p in (task / "children").read_text().split()]
+    return found
 
 
 def _chattr(flag: str, path: Path) -> bool:
