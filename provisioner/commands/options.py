@@ -14,6 +14,7 @@ declarations, so a new planning option is refused beside `--plan FILE` without a
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
 from collections.abc import Callable, Collection
@@ -162,12 +163,42 @@ def _http_url(value: str) -> None:
         raise BadInput(f"--index-url {value!r} is not an http(s) URL", hint="e.g. --index-url https://pypi.org/simple/")
 
 
-def _not_a_file(flag: str) -> Callable[[Any], None]:
+def _creatable_folder(flag: str) -> Callable[[Any], None]:
+    """A folder that exists or can be made: not a file, and under a folder this user can write to."""
+
     def check(value: Path | None) -> None:
-        if value is not None and value.exists() and not value.is_dir():
-            raise BadInput(f"{flag} {str(value)!r} is a file, not a folder")
+        if value is None:
+            return
+        path = value.expanduser().absolute()
+        if path.exists():
+            if not path.is_dir():
+                raise BadInput(f"{flag} {str(value)!r} is a file, not a folder")
+            return
+        parent = path.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise BadInput(f"{flag} {str(value)!r} cannot be created: {str(parent)!r} is a file, not a folder")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise BadInput(
+                f"{flag} {str(value)!r} cannot be created: {str(parent)!r} is not writable",
+                hint="pick a folder you can write to",
+            )
 
     return check
+
+
+def make_folder(flag: str, path: Path) -> None:
+    """Create `path` (and its parents) now; BadInput naming the flag when that fails or it is not writable."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(
+            f"{flag} {str(path)!r}: cannot create the folder: {exc.strerror or exc}",
+            hint="pick a folder you can write to",
+        ) from None
+    if not os.access(path, os.W_OK):
+        raise BadInput(f"{flag} {str(path)!r} is not writable (a read-only file system?)", hint="pick another folder")
 
 
 # -- the declarations ----------------------------------------------------------------------------------------
@@ -389,6 +420,7 @@ OPTIONS: dict[str, Declared] = {
         None,
         "Target venv; created when missing (with --python X.Y's Python, else this one's).",
         "DIR",
+        _creatable_folder("--venv"),
     ),
     "system": Declared(("--system",), bool, False, "Allow an externally managed (PEP 668) interpreter."),
     "installer": Declared(
@@ -427,7 +459,7 @@ OPTIONS: dict[str, Declared] = {
         ("--keep",), bool, False, "Keep the installation when its verification fails (default: restore it)."
     ),
     "dest": Declared(
-        ("--dest",), Path, ..., "The wheelhouse folder (created when missing).", "DIR", _not_a_file("--dest")
+        ("--dest",), Path, ..., "The wheelhouse folder (created when missing).", "DIR", _creatable_folder("--dest")
     ),
     "glibc": Declared(("--glibc",), str | None, None, "Target glibc (default: the plan's host, else 2.28).", "X.Y"),
     # verify, doctor
@@ -575,6 +607,7 @@ def command(function: Callable[..., Result]) -> Callable[..., None]:
     parameters = [p for name in names for option, d in _declared(name).items() for p in d.parameters(option)]
 
     def run(**values: Any) -> None:
+        from provisioner.errors import InternalError
         from provisioner.render.output import show, show_error
 
         as_json = wants_json(values)
@@ -585,14 +618,22 @@ def command(function: Callable[..., Result]) -> Callable[..., None]:
                     kwargs[name] = planning_options(**{option: values[option] for option in PLANNING})
                 else:
                     kwargs[name] = OPTIONS[name].value(name, values)
-            result = function(**kwargs)
+            code = show(function(**kwargs), as_json=as_json)
         except OrtprovError as exc:
             sys.exit(show_error(exc, as_json=as_json, verbose=bool(values.get("verbose"))))
         except KeyboardInterrupt:
             interrupted = OrtprovError("interrupted")
             interrupted.exit_code = 130
             sys.exit(show_error(interrupted, as_json=as_json))
-        code = show(result, as_json=as_json)
+        except (BrokenPipeError, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug: one line (and with --json its object), not a traceback
+            from provisioner.render.output import stdout_failed, stdout_is_broken, traceback_if_asked
+
+            if isinstance(exc, OSError) and stdout_is_broken():
+                sys.exit(show_error(stdout_failed(exc), as_json=False))
+            traceback_if_asked(exc)
+            sys.exit(show_error(InternalError.of(exc), as_json=as_json))
         if code:
             sys.exit(code)
 
