@@ -79,7 +79,7 @@ def planned(
     matrix = load_matrix()
     for notice in matrix.notices:
         note(notice)
-    the_plan = plan_for(options, matrix)
+    the_plan = plan_for(options, matrix, command="dockerfile" if fmt == "dockerfile" else "plan")
     assumed = the_plan.hosts[0].python
     if describes_machine(options) and options.python_version is None and assumed is not None:
         note(f"planned for Python {assumed.minor} (this interpreter's); pass --python X.Y for another")
