@@ -17,6 +17,7 @@ import inspect
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,6 +171,12 @@ def _creatable_folder(flag: str) -> Callable[[Any], None]:
         if value is None:
             return
         path = value.expanduser().absolute()
+        try:
+            path.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        except (OSError, ValueError) as exc:  # a name too long, a loop of links
+            raise BadInput(f"{flag} {_shown(value)}: {getattr(exc, 'strerror', None) or exc}") from None
         if path.exists():
             if not path.is_dir():
                 raise BadInput(f"{flag} {str(value)!r} is a file, not a folder")
@@ -184,8 +191,42 @@ def _creatable_folder(flag: str) -> Callable[[Any], None]:
                 f"{flag} {str(value)!r} cannot be created: {str(parent)!r} is not writable",
                 hint="pick a folder you can write to",
             )
+        try:  # the real test (root passes os.access on /proc and the like): make a folder there, and remove it
+            os.rmdir(tempfile.mkdtemp(prefix=".ortprov-", dir=parent))
+        except OSError as exc:
+            raise BadInput(
+                f"{flag} {str(value)!r} cannot be created in {str(parent)!r}: {exc.strerror or exc}",
+                hint="pick a folder you can write to",
+            ) from None
 
     return check
+
+
+def _given_path_error(exc: Exception, values: dict[str, Any]) -> BadInput | None:
+    """BadInput when `exc` is an OSError about a path the user gave (a name too long, a loop of links, a special
+    file system): that path is the mistake, not ortprov."""
+    if not isinstance(exc, OSError) or not exc.filename:
+        return None
+    failed = str(exc.filename)
+    for name, value in values.items():
+        for each in value if isinstance(value, list) else [value]:
+            if isinstance(each, (str, Path)) and str(each) and str(each).rstrip("/") in failed:
+                flag = _declared_flag(name)
+                shown = str(each) if len(str(each)) <= 80 else str(each)[:60] + "..."
+                return BadInput(f"{flag} {shown!r}: {exc.strerror or exc}", hint="pass another path")
+    return None
+
+
+def _declared_flag(name: str) -> str:
+    """The flag of a declared option (its longest spelling)."""
+    declared = PLANNING.get(name) or OPTIONS.get(name)
+    return max(declared.flags, key=len) if declared else f"--{name.replace('_', '-')}"
+
+
+def _shown(value: object) -> str:
+    """A value as an error line quotes it: repr, cut short."""
+    text = str(value)
+    return repr(text if len(text) <= 80 else text[:60] + "...")
 
 
 def make_folder(flag: str, path: Path) -> None:
@@ -632,6 +673,9 @@ def command(function: Callable[..., Result]) -> Callable[..., None]:
 
             if isinstance(exc, OSError) and stdout_is_broken():
                 sys.exit(show_error(stdout_failed(exc), as_json=False))
+            given = _given_path_error(exc, values)
+            if given is not None:
+                sys.exit(show_error(given, as_json=as_json))
             traceback_if_asked(exc)
             sys.exit(show_error(InternalError.of(exc), as_json=as_json))
         if code:
