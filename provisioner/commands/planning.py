@@ -91,16 +91,22 @@ def plan_for(
 ) -> Plan:
     """Resolve the hosts, load the matrix (unless given) and plan. NoCompatiblePlan when a host has no NVIDIA
     driver and --driver did not name one (`command` is the command the hint shows)."""
+    from provisioner.errors import NoCompatiblePlan
     from provisioner.planner import make_plan
 
     request = request_from(options)
     hosts = resolve_hosts(options, detect)
-    without_driver(hosts, options, command)
     if matrix is None:
         from provisioner.matrix.load import load_matrix
 
         matrix = load_matrix()
-    return make_plan(hosts, matrix, request)
+    try:  # first: bad input (`--cuda 99`) is exit 2 on every machine
+        plan = make_plan(hosts, matrix, request)
+    except NoCompatiblePlan:
+        without_driver(hosts, options, command)  # the missing driver explains it better
+        raise
+    without_driver(hosts, options, command)
+    return plan
 
 
 def without_driver(hosts: tuple[HostFacts, ...], options: PlanningOptions, command: str = "plan") -> None:

@@ -225,6 +225,8 @@ def test_a_machine_without_a_driver_gets_no_plan_but_the_way_to_one(cache_dir: P
     assert "ortprov plan --driver none" in saved.stderr
     described = run_ortprov("dockerfile", "--host", cpu, cache=cache_dir)
     assert described.returncode == 3 and "ortprov dockerfile --host gpu.json" in described.stderr
+    bad = run_ortprov("plan", "--cuda", "99", "--python", sys.executable, timeout=120, cache=cache_dir)
+    assert bad.returncode == 2, bad.stderr  # bad input first, as on a machine with a driver
 
 
 def test_probing_this_machine_plans_for_the_venv(cache_dir: Path) -> None:
