@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from provisioner.installer import progress
+
 OUTPUT_LINES_SHOWN = 25
 
 
@@ -111,16 +113,22 @@ def run_command(
         bufsize=1,
     )
     lines: list[str] = []
+    status = progress.watch(proc.pid) if echo is None else None  # a status line on a terminal (progress.py)
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line.rstrip("\n"))
             if echo:
                 echo(line.rstrip("\n"))
+            elif status:
+                status.saw(line)
         returncode = proc.wait()
     except BaseException:
         _stop(proc)
         raise
+    finally:
+        if status:
+            status.stop()
     return CommandResult(tuple(argv), returncode, "\n".join(lines))
 
 
