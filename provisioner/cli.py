@@ -65,7 +65,7 @@ def make_app(args: list[str]) -> typer.Typer:
         name="ortprov",
         help=HELP,
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
         from provisioner.render import output
 
         output.prepare_streams()
-        code = make_app(args)(args=args, prog_name="ortprov", standalone_mode=False)
+        code = make_app(args or _completed_words())(args=args, prog_name="ortprov", standalone_mode=False)
         if output.stdout_is_broken():  # a write failed and a library swallowed it (click's help, ...)
             raise output.stdout_failed(OSError("a write failed"))
     except OrtprovError as exc:
@@ -121,6 +121,16 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # noqa: BLE001 - the one place that turns any other exception into one line
         _fail(_error_of(exc, args), args)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _completed_words() -> list[str]:
+    """While the shell asks for completions (`ortprov --install-completion`), the words typed so far (bash:
+    COMP_WORDS, zsh/fish/powershell: _TYPER_COMPLETE_ARGS), less `ortprov`: make_app then registers the command
+    being typed, so that its options complete too."""
+    if not os.environ.get("_ORTPROV_COMPLETE"):
+        return []
+    words = os.environ.get("COMP_WORDS") or os.environ.get("_TYPER_COMPLETE_ARGS") or ""
+    return words.split()[1:]
 
 
 def _error_of(exc: Exception, args: list[str]) -> Exception:
