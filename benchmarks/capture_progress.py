@@ -91,21 +91,30 @@ def run_in_pty(argv: list[str], env: dict[str, str]) -> tuple[int, list[tuple[fl
 
 
 def transcript(chunks: list[tuple[float, bytes]]) -> str:
-    """The pty's bytes as text: each `\\r` redraw on a line of its own, prefixed with `[t=12.3s]` every time
-    the status line changes second."""
+    """The pty's bytes as text: each `\\r` redraw of the status line on a line of its own, one per second of the
+    capture, prefixed with `[t=12.3s]`; the lines that stay (ended by a newline) as they are."""
     lines: list[str] = []
     last_second = -1
+    pending = ""
+
+    def frame(seconds: float, shown: str) -> None:
+        nonlocal last_second
+        if shown.strip() and int(seconds) != last_second:
+            lines.append(f"[t={seconds:4.1f}s] {shown.rstrip()}")
+            last_second = int(seconds)
+
     for seconds, data in chunks:
-        text = data.decode("utf-8", "replace").replace("\r\n", "\n")
-        for piece in text.replace("\r", "\n\r").split("\n"):
-            if piece.startswith("\r"):
-                shown = piece[1:].rstrip()
-                if shown and int(seconds) != last_second:
-                    lines.append(f"[t={seconds:4.1f}s] {shown}")
-                    last_second = int(seconds)
-                continue
-            if piece.strip():
-                lines.append(piece.rstrip())
+        pending += data.decode("utf-8", "replace").replace("\r\n", "\n")
+        *complete, pending = pending.split("\n")
+        for line in complete:
+            *redraws, stays = line.split("\r")
+            for shown in redraws:
+                frame(seconds, shown)
+            if stays.strip():
+                lines.append(stays.rstrip())
+        *redraws, pending = pending.split("\r")
+        for shown in redraws:
+            frame(seconds, shown)
     return "\n".join(lines) + "\n"
 
 

@@ -22,7 +22,7 @@ from typing import Any
 SHOW_AFTER = 1.0  # seconds before the line appears: a quick command draws nothing
 INTERVAL = 0.25  # seconds between redraws
 RATE_WINDOW = 3.0  # seconds the rate is averaged over
-_URL = re.compile(r"\bhttps?://\S*/([^/\s]+)")  # a URL the installer prints: its file name is enough
+_URL = re.compile(r"\bhttps?://\S*/([^/\s]+)(?=\s|$)")  # a URL the installer prints: its file name is enough
 
 
 def watch(pid: int, stream: Any = None) -> Progress | None:
