@@ -3,6 +3,7 @@ as it happens; what was done is returned (the command renders it), and failures 
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -99,12 +100,19 @@ def run_apply(
             plan = sourced(plan_source(None, version))
             _say(f"dry run: would create the venv {venv} (Python {version}), then install: " + " ".join(plan.install))
             return {"outcome": "dry-run", "create_venv": str(venv), "install": list(plan.install)}, None
+        existed = venv is not None and venv.expanduser().exists()
         target, installed = resolve_target(
             python, venv, system=system, python_version=python_version, uv=uv, create=not dry_run
         )
         if target.created:
             _say(f"created the venv {venv} (Python {target.version})")
-        plan = sourced(plan_source(target.python, target.minor))
+        try:
+            plan = sourced(plan_source(target.python, target.minor))
+        except OrtprovError:
+            if target.created and venv is not None and not existed:  # no plan: leave no empty venv behind
+                shutil.rmtree(venv.expanduser(), ignore_errors=True)
+                _say(f"removed the venv {venv} again: there is no plan to install into it")
+            raise
         planned = _plan_python(plan)
         if planned and planned != target.minor:
             _say(f"warning: the plan was made for Python {planned}, the target is Python {target.minor}")

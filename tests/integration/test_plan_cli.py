@@ -197,7 +197,7 @@ def test_recipe_formats_come_from_the_same_plan(cache_dir: Path) -> None:
     assert same.stdout == dockerfile.stdout
 
 
-def test_a_machine_without_a_driver_gets_no_plan_but_the_way_to_one(cache_dir: Path) -> None:
+def test_a_machine_without_a_driver_gets_no_plan_but_the_way_to_one(cache_dir: Path, tmp_path: Path) -> None:
     """Issue 14: this machine has no NVIDIA driver (a CUDA folder may be there): exit 3, one line saying so, and a
     hint showing how to plan for the GPU machine; the same for a host file saved on such a machine."""
     result = run_ortprov("plan", "--python", sys.executable, timeout=120, cache=cache_dir)
@@ -225,6 +225,10 @@ def test_a_machine_without_a_driver_gets_no_plan_but_the_way_to_one(cache_dir: P
     assert "ortprov plan --driver none" in saved.stderr
     described = run_ortprov("dockerfile", "--host", cpu, cache=cache_dir)
     assert described.returncode == 3 and "ortprov dockerfile --host gpu.json" in described.stderr
+    venv = tmp_path / "new-venv"
+    applied = run_ortprov("apply", "--venv", str(venv), "-y", timeout=300, cache=cache_dir)
+    assert applied.returncode == 3 and "ortprov apply --driver VERSION" in applied.stderr, applied.stderr
+    assert not venv.exists()  # the venv it made to plan for is removed: no plan, nothing left behind
     bad = run_ortprov("plan", "--cuda", "99", "--python", sys.executable, timeout=120, cache=cache_dir)
     assert bad.returncode == 2, bad.stderr  # bad input first, as on a machine with a driver
 
