@@ -29,7 +29,8 @@ Examples:
   ortprov plan --host a.json --host b.json -v    # one plan for both
   ortprov plan --ort 1.20 --cuda 12 --format requirements --hashes
 
-Exit codes: 0 a plan, 2 bad input, 3 no compatible build (the reasons are listed)."""
+Exit codes: 0 a plan, 2 bad input, 3 no compatible build (the reasons are listed), or a host with no NVIDIA
+driver (the hint shows how to plan for the GPU machine; --driver none plans without one)."""
 
 DOCKERFILE_HELP = f"""Print a Dockerfile for the planned build (same as `ortprov plan --format dockerfile`).
 
