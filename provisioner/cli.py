@@ -32,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "doctor",
         "Why is my GPU not used? Detect the host, plan, verify a real session, and list the findings.",
     ),
+    "tune": (
+        "tune",
+        "Measure MODEL on the CPU and on CUDA with provider-option variants; say why the GPU wins or not.",
+    ),
     "matrix": ("matrix", "The compatibility matrix: onnxruntime-gpu builds, CUDA releases, NVIDIA wheels, TensorRT."),
 }
 

@@ -26,6 +26,7 @@ Examples:
   ortprov doctor --python .venv/bin/python --json
   ortprov doctor --log error.txt     # explain a pasted log; touches nothing
   python app.py 2>&1 | ortprov doctor --log -
+  ortprov doctor --model det.onnx    # also: GPU slower than the CPU here?
 
 Exit codes: 0 healthy, 1 a finding blocks the GPU, 2 bad input.
 """
@@ -57,9 +58,21 @@ def read_log(source: str) -> str:
 
 
 def doctor(
-    target: str | None, log: str | None, provider: str, timeout: float, json_output: bool, preload: bool
+    target: str | None,
+    log: str | None,
+    provider: str,
+    timeout: float,
+    json_output: bool,
+    preload: bool,
+    tune_model: str | None,
+    budget: float,
 ) -> DoctorResult:
     """Why is my GPU not used? Detect, plan, verify, and list findings with exact fixes."""
+    if tune_model is not None:
+        if log is not None:
+            raise BadInput("--model and --log do not go together", hint="--log explains a log; it runs nothing")
+        if not Path(tune_model).is_file():
+            raise BadInput(f"model file {tune_model!r} does not exist", hint="pass the path of an .onnx file")
     from provisioner.doctor import diagnose, is_healthy
     from provisioner.logpatterns import analyze_log
     from provisioner.render.doctor import DoctorResult
@@ -77,6 +90,10 @@ def doctor(
     python = facts.python.executable if facts.python else find_interpreter(target)
     report = run_verify(python, provider=provider, timeout=timeout, preload=preload)
     findings = tuple(diagnose(facts, report, None, plan_outcome, matrix=_matrix()))
+    if tune_model is not None:
+        from provisioner.findings import merge_findings
+
+        findings = tuple(merge_findings([*_model_findings(python, tune_model, budget), *findings]))
     return DoctorResult(findings, is_healthy(list(findings)), report, _plan_summary(plan_outcome, plan_note), facts)
 
 
@@ -121,3 +138,17 @@ def _plan_summary(outcome: Any, note: str | None) -> PlanSummary:
     if isinstance(outcome, NoCompatiblePlan):
         return PlanSummary(False, f"no compatible build: {outcome.message}")
     return PlanSummary(None, note or "not planned")
+
+
+def _model_findings(python: str, model: str, budget: float) -> tuple[Any, ...]:
+    """`--model`: tune the model (as `ortprov tune`, within --budget) and report what it found."""
+    from provisioner.tune.analysis import analyse
+    from provisioner.tune.findings import tune_findings
+    from provisioner.tune.runner import run_tune
+
+    def progress(line: str) -> None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    analysis = analyse(run_tune(python, model, budget_s=budget, progress=progress))
+    return tuple(tune_findings(analysis, model))

@@ -257,11 +257,14 @@ class Declared:
     check: Callable[[Any], None] | None = None
     old_flags: tuple[str, ...] = ()  # former spellings, still read, not shown in the help
     sets: tuple[str, ...] = ()  # planning options: the PlanningOptions fields it sets
+    argument: bool = False  # a positional argument (flags: ()), named by its metavar
 
     def parameters(self, name: str) -> list[inspect.Parameter]:
         """The typer parameters of this option (and of its former spelling)."""
         import typer
 
+        if self.argument:
+            return [self._parameter(name, typer.Argument(self.default, help=self.help, metavar=self.metavar))]
         found = [self._parameter(name, typer.Option(self.default, *self.flags, help=self.help, metavar=self.metavar))]
         if self.old_flags:
             old = typer.Option(None, *self.old_flags, metavar=self.metavar, hidden=True)
@@ -513,6 +516,38 @@ OPTIONS: dict[str, Declared] = {
     ),
     "log": Declared(
         ("--log",), str | None, None, "Explain this error log only (- reads stdin); touches nothing.", "FILE|-"
+    ),
+    # tune, doctor --model
+    "model_file": Declared((), str, ..., "The .onnx model to measure.", "MODEL", argument=True),
+    "shape": Declared(
+        ("--shape",),
+        list[str] | None,
+        None,
+        "An input shape of one run, e.g. x=1x3x640x480 (repeat: one run per value; an input given once keeps it).",
+        "NAME=DIMS",
+    ),
+    "shapes": Declared(
+        ("--shapes",),
+        str | None,
+        None,
+        'The runs, a JSON list of {input: dims}, e.g. [{"x": [1, 3, 640, 480]}, {"x": "1x3x960x736"}].',
+        "FILE",
+    ),
+    "budget": Declared(
+        ("--budget",),
+        float,
+        300.0,
+        "Seconds the whole tune may take (variants beyond it are skipped).",
+        "SECONDS",
+        _positive("--budget"),
+    ),  # fmt: skip
+    "tune_model": Declared(
+        ("--model",),
+        str | None,
+        None,
+        "Also measure this .onnx model on the CPU and on CUDA (as `ortprov tune`, --budget seconds) and report "
+        "gpu-slower-than-cpu.",
+        "FILE",
     ),
     # matrix
     "directory": Declared(

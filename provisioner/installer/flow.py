@@ -14,9 +14,9 @@ from typing import Any
 from provisioner.errors import BadInput, OrtprovError
 from provisioner.installer.runner import diagnose, print_err, run_command, tail
 from provisioner.installer.steps import with_sources
-from provisioner.installer.target import resolve_target, venv_python
+from provisioner.installer.target import distributions, resolve_target, venv_python
 from provisioner.installer.tools import choose_installer, find_uv
-from provisioner.installer.transaction import ApplyFailed, ApplyResult, ApplySettings, apply_plan
+from provisioner.installer.transaction import ApplyFailed, ApplyResult, ApplySettings, apply_plan, locked
 from provisioner.plan import LOADER_HOOK, Plan
 
 PlanSource = Callable[[str | None, str | None], Plan]  # (target python, its X.Y) -> the plan
@@ -106,43 +106,54 @@ def run_apply(
         )
         if target.created:
             _say(f"created the venv {venv} (Python {target.version})")
+        planned_ok = False
         try:
-            plan = sourced(plan_source(target.python, target.minor))
+            # lock, settle what a killed apply left, then plan from the settled state (docs/transaction.md)
+            with locked(target, dry_run=dry_run) as session:
+                if session.recovered:
+                    installed = distributions(target.python)
+                with session.guard.interruptible():
+                    plan = sourced(plan_source(target.python, target.minor))
+                planned_ok = True
+                planned = _plan_python(plan)
+                if planned and planned != target.minor:
+                    _say(f"warning: the plan was made for Python {planned}, the target is Python {target.minor}")
+                tool, uv_cmd = choose_installer(installer, target.has_pip)
+                verifier = Verifier(target.python, target.site_packages, plan, verify, verify_timeout, keep)
+                settings = ApplySettings(
+                    tool=tool,
+                    uv=uv_cmd,
+                    verbose=verbose,
+                    dry_run=dry_run,
+                    yes=yes,
+                    system=system,
+                    confirm=confirm,
+                    hook_files=_hook_files(plan),
+                    check=verifier.check if verify and not dry_run else None,
+                )
+                _say(
+                    f"plan: {plan.package} {plan.ort_version} (CUDA {plan.cuda_version}"
+                    + (f", cuDNN {plan.cudnn_version}" if plan.cudnn_version else "")
+                    + f") -> {target.python}"
+                )
+                try:
+                    result = apply_plan(plan, target, installed, settings, session)
+                except ApplyFailed as failed:
+                    failed.details = {"apply": failed.result, "verify": verifier.report}
+                    raise
+                if verify and result.outcome == "unchanged":  # nothing changed, nothing to restore: just prove it
+                    with session.guard.interruptible():
+                        why = verifier.check()
+                    if why:
+                        _say(
+                            f"{why}: apply changed nothing, so there is nothing to restore; "
+                            "`ortprov doctor` explains it"
+                        )
         except OrtprovError:
-            if target.created and venv is not None and not existed:  # no plan: leave no empty venv behind
+            if not planned_ok and target.created and venv is not None and not existed:  # no plan: no empty venv
                 shutil.rmtree(venv.expanduser(), ignore_errors=True)
                 _say(f"removed the venv {venv} again: there is no plan to install into it")
             raise
-        planned = _plan_python(plan)
-        if planned and planned != target.minor:
-            _say(f"warning: the plan was made for Python {planned}, the target is Python {target.minor}")
-        tool, uv_cmd = choose_installer(installer, target.has_pip)
-        verifier = Verifier(target.python, target.site_packages, plan, verify, verify_timeout, keep)
-        settings = ApplySettings(
-            tool=tool,
-            uv=uv_cmd,
-            verbose=verbose,
-            dry_run=dry_run,
-            yes=yes,
-            system=system,
-            confirm=confirm,
-            hook_files=_hook_files(plan),
-            check=verifier.check if verify and not dry_run else None,
-        )
-        _say(
-            f"plan: {plan.package} {plan.ort_version} (CUDA {plan.cuda_version}"
-            + (f", cuDNN {plan.cudnn_version}" if plan.cudnn_version else "")
-            + f") -> {target.python}"
-        )
-        try:
-            result = apply_plan(plan, target, installed, settings)
-        except ApplyFailed as failed:
-            failed.details = {"apply": failed.result, "verify": verifier.report}
-            raise
-        if verify and result.outcome == "unchanged":  # nothing changed, so nothing to restore: just prove it
-            why = verifier.check()
-            if why:
-                _say(f"{why}: apply changed nothing, so there is nothing to restore; `ortprov doctor` explains it")
         report = verifier.report
     return result, report
 

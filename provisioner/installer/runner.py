@@ -1,8 +1,13 @@
-"""Run one installer command: stream its output under -v, keep it otherwise, stop it cleanly when interrupted.
+"""Run one installer command: stream its output under -v, keep it otherwise; stop it with ortprov.
 
-SIGINT, SIGTERM and SIGHUP sent to ortprov while a command runs become `Interrupted`: the child is terminated
-(then killed) before the exception propagates, so the caller can restore the environment knowing that nothing
-still writes to it.
+Each command runs in its own session (its own process group, away from the terminal's Ctrl-C) and, on Linux,
+with a parent-death signal (prctl PR_SET_PDEATHSIG through ctypes): when ortprov dies, even by SIGKILL, the
+installer is killed too. `pass_fds` hands it the apply lock's descriptor (installer/lock.py), so that an
+installer that outlived ortprov anyway would still hold the lock.
+
+`SignalGuard` is how an apply takes SIGINT, SIGTERM and SIGHUP, from its lock to its release: recorded
+everywhere, acted on (every child killed, `Interrupted` raised once) only where the apply may stop
+(docs/transaction.md).
 """
 
 from __future__ import annotations
@@ -16,10 +21,15 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from provisioner.installer import progress
 
 OUTPUT_LINES_SHOWN = 25
+SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+PR_SET_PDEATHSIG = 1
 
 
 class Interrupted(Exception):  # noqa: N818 - it is an event, not an error
@@ -43,64 +53,148 @@ class CommandResult:
         return self.returncode == 0
 
 
-def _raise_interrupted(signum: int, frame: object) -> None:
-    raise Interrupted(signum)
+class SignalGuard:
+    """SIGINT/SIGTERM/SIGHUP during an apply (main thread only; elsewhere it does nothing).
 
+    Signals are recorded, never acted on, except inside `interruptible()` blocks (planning, taking the
+    snapshot, running a step, verifying), where the first one stops every child process ortprov runs and
+    raises Interrupted. A signal recorded outside such a block is raised when the next one opens. `held()`
+    closes an interruptible block for a moment (writing the journal). At most one Interrupted per apply: a
+    second Ctrl-C is recorded, never raised into the restore that the first one started."""
 
-@contextlib.contextmanager
-def signals_as_exceptions() -> Iterator[None]:
-    """Inside the block, SIGINT/SIGTERM/SIGHUP raise Interrupted (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    names = ("SIGINT", "SIGTERM", "SIGHUP")
-    saved = {}
-    for name in names:
-        if hasattr(signal, name):
-            signum = getattr(signal, name)
-            saved[signum] = signal.signal(signum, _raise_interrupted)
-    try:
-        yield
-    finally:
-        for signum, handler in saved.items():
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.raised = False
+        self._open = 0
+        self._saved: dict[int, Any] = {}
+
+    def __enter__(self) -> SignalGuard:
+        if threading.current_thread() is threading.main_thread():
+            for name in SIGNALS:
+                if hasattr(signal, name):
+                    signum = getattr(signal, name)
+                    self._saved[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._saved.items():
             signal.signal(signum, handler)
+        self._saved.clear()
+
+    @property
+    def first(self) -> int | None:
+        """The first signal received, or None."""
+        return self.received[0] if self.received else None
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.received.append(signum)
+        if self._open and not self.raised:
+            self._raise(signum)
+
+    def _raise(self, signum: int) -> None:
+        self.raised = True
+        stop_children()
+        raise Interrupted(signum)
+
+    @contextlib.contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """A block a signal may cut short (Interrupted); one that came before it is raised on entry."""
+        if self.received and not self.raised:
+            self._raise(self.received[0])
+        self._open += 1
+        try:
+            yield
+        finally:
+            self._open -= 1
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Inside an interruptible block, a part that must finish: signals wait, then the first one is raised."""
+        saved, self._open = self._open, 0
+        try:
+            yield
+        finally:
+            self._open = saved
+        if saved and self.received and not self.raised:
+            self._raise(self.received[0])
 
 
-@contextlib.contextmanager
-def signals_deferred() -> Iterator[list[int]]:
-    """Inside the block (a restore), SIGINT/SIGTERM/SIGHUP are recorded, not acted on."""
-    received: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield received
-        return
-    saved = {}
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signum = getattr(signal, name)
-            saved[signum] = signal.signal(signum, lambda s, f: received.append(s))
-    try:
-        yield received
-    finally:
-        for signum, handler in saved.items():
-            signal.signal(signum, handler)
+def stop_children() -> None:
+    """SIGKILL every child process of ortprov, with its process group when it leads one (an installer, a
+    probe, the verify child: each runs in its own session). Linux (/proc); elsewhere nothing."""
+    for pid in _children():
+        with contextlib.suppress(OSError):
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+
+
+def _children() -> list[int]:
+    found = []
+    for task in Path("/proc/self/task").glob("*/children"):
+        with contextlib.suppress(OSError, ValueError):
+            found += [int(pid) for pid in task.read_text().split()]
+    return found
 
 
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is not None:
         return
-    with contextlib.suppress(OSError):
-        proc.terminate()
+    _signal_group(proc, signal.SIGTERM)
     try:
         proc.wait(timeout=15)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        _signal_group(proc, signal.SIGKILL)
         proc.wait()
 
 
+def _signal_group(proc: subprocess.Popen, signum: int) -> None:
+    with contextlib.suppress(OSError):
+        if os.name == "posix":
+            os.killpg(proc.pid, signum)
+        else:
+            proc.send_signal(signum)
+
+
+_prctl: Any = None
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A preexec function that makes the child get SIGKILL when ortprov dies (Linux), else None."""
+    global _prctl
+    if not sys.platform.startswith("linux"):
+        return None
+    if _prctl is None:
+        try:
+            import ctypes
+
+            _prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            _prctl = False
+    if not _prctl:
+        return None
+    prctl, parent = _prctl, os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # ortprov died before the signal was armed
+            os._exit(137)
+
+    return arm
+
+
 def run_command(
-    argv: list[str], *, echo: Callable[[str], None] | None = None, env: dict[str, str] | None = None
+    argv: list[str],
+    *,
+    echo: Callable[[str], None] | None = None,
+    env: dict[str, str] | None = None,
+    pass_fds: tuple[int, ...] = (),
+    on_start: Callable[[int], None] | None = None,
 ) -> CommandResult:
-    """Run argv, merging stderr into stdout; echo each line when `echo` is given. Raises Interrupted."""
+    """Run argv, merging stderr into stdout; echo each line when `echo` is given. The command dies with
+    ortprov (see the module); `pass_fds` are handed to it; `on_start(pid)` runs once it has started. An
+    exception while it runs (Interrupted, KeyboardInterrupt) stops it first."""
     full_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         argv,
@@ -111,10 +205,15 @@ def run_command(
         text=True,
         errors="replace",
         bufsize=1,
+        start_new_session=os.name == "posix",
+        pass_fds=pass_fds,
+        preexec_fn=_die_with_parent(),  # only prctl, resolved before the fork
     )
     lines: list[str] = []
     status = progress.watch(proc.pid) if echo is None else None  # a status line on a terminal (progress.py)
     try:
+        if on_start is not None:
+            on_start(proc.pid)
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line.rstrip("\n"))

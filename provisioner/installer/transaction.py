@@ -3,28 +3,34 @@ on any failure."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from provisioner.errors import BadInput, OrtprovError
-from provisioner.installer import loader_hook, snapshot
+from provisioner.findings import Finding
+from provisioner.installer import faults, loader_hook, snapshot
+from provisioner.installer.lock import UV_LOCK, ApplyLock, Busy, remove_unheld
+from provisioner.installer.lock import acquire as acquire_lock
 from provisioner.installer.runner import (
     CommandResult,
     Interrupted,
+    SignalGuard,
     diagnose,
     print_err,
     run_command,
-    signals_as_exceptions,
-    signals_deferred,
     tail,
 )
 from provisioner.installer.steps import Command, canonical, commands_for, dry_run_argv, parse_dry_run, requirement_name
 from provisioner.installer.target import Distributions, Target, distributions
 from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, Plan, step_summary
+from provisioner.probe.target import check_files
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,8 @@ class ApplyResult:
     snapshot_seconds: float = 0.0
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    findings: tuple[Finding, ...] = ()  # package-files-missing: a RECORD that does not match the disk
+    not_restored: tuple[str, ...] = ()  # "path: why" for each path the restore could not put back
 
 
 class ApplyFailed(OrtprovError):
@@ -154,30 +162,114 @@ def predict(commands: list[Command], installed: Distributions, settings: ApplySe
     return tuple(sorted((*diff(installed, after), *reinstalled), key=lambda change: change.name))
 
 
-def recover_interrupted(target: Target) -> str | None:
-    """Restore an environment left half-changed by an apply that was killed; says what it did."""
-    journal = snapshot.pending_journal(target.prefix)
-    if journal is None:
-        return None
-    pid = journal.get("pid")
-    if isinstance(pid, int) and pid != os.getpid() and _alive(pid):
-        raise OrtprovError(
-            f"another `ortprov apply` (pid {pid}) is changing {target.prefix}", hint="wait for it to finish"
+@dataclass(frozen=True)
+class Session:
+    """A locked target: the apply lock (installer/lock.py), the signal guard, and what settling an earlier
+    apply's leftovers said (`recovered`: an environment was restored, so what is installed must be read again)."""
+
+    target: Target
+    guard: SignalGuard
+    lock: ApplyLock | None  # None: a dry run that may not write the lock file (it reads only)
+    notes: tuple[str, ...] = ()
+    recovered: bool = False
+
+    def installer_fds(self) -> tuple[int, ...]:
+        """The lock's descriptor, handed to each installer: one that outlived ortprov still holds the lock."""
+        return (self.lock.fd,) if self.lock is not None and self.lock.fd is not None else ()
+
+
+@contextlib.contextmanager
+def locked(target: Target, *, dry_run: bool = False) -> Iterator[Session]:
+    """Lock the target before anything of it is read, then settle what an earlier apply left (a dry run only
+    says what the next apply will do). A signal before the snapshot stops the apply with nothing changed."""
+    with SignalGuard() as guard:
+        lock = None
+        try:
+            with guard.interruptible():
+                try:
+                    lock = acquire_lock(target.prefix)
+                except Busy:
+                    raise
+                except OrtprovError:
+                    if not dry_run:
+                        raise
+            faults.reached("locked")
+            notes, recovered = settle(target, guard, dry_run)
+            yield Session(target, guard, lock, notes, recovered)
+        except Interrupted as exc:
+            raise ApplyFailed(
+                f"interrupted by {exc}; nothing was changed",
+                ApplyResult("unchanged", python=target.python, installer=""),
+                exit_code=128 + exc.signum,
+            ) from None
+        finally:
+            if lock is not None:
+                lock.release()
+
+
+def settle(target: Target, guard: SignalGuard, dry_run: bool) -> tuple[tuple[str, ...], bool]:
+    """Deal with what an earlier apply left in the target, as docs/transaction.md says; (notes, restored).
+
+    The same journal gets the same words in a dry run (what the next apply does) and in an apply (what it did)."""
+    left = snapshot.leftover(target.prefix)
+    if left.kind == "none":
+        return (), False
+    pid = left.journal.pid if left.journal is not None else None
+    who = f"an earlier apply (pid {pid})" if pid else "an earlier apply"
+    root = left.root
+    if left.kind == "damaged":
+        faults.reached("recovering")
+        why = (
+            f"its journal says the snapshot is complete, but {left.missing} entries are missing from it"
+            if left.missing
+            else "its journal cannot be read (damaged, or written by another version of ortprov)"
         )
-    with signals_deferred():
-        snapshot.restore(journal["trees"])
-        snapshot.discard(snapshot.snapshot_root(target.prefix))
-    return f"an earlier apply (pid {pid}) was killed before it finished; its snapshot was restored"
+        raise OrtprovError(
+            f"{who} left {root}, which cannot be restored: {why}",
+            hint=f"check the environment with `ortprov doctor`, then remove {root} by hand and run again",
+        )
+    if dry_run:
+        said = {
+            "leftover": f"{who} left {root} behind while removing it; the next apply removes it",
+            "incomplete": f"{who} was killed while taking its snapshot, before it changed anything; "
+            "the next apply removes that partial snapshot",
+            "complete": f"{who} was killed before it finished; the next apply restores its snapshot first",
+        }[left.kind]
+        _say(f"note: {said}")
+        return (said,), False
+    faults.reached("recovering")
+    if left.kind in ("leftover", "incomplete"):
+        with guard.held():
+            snapshot.discard(root)
+        said = (
+            f"{who} left {root} behind while removing it; it was removed"
+            if left.kind == "leftover"
+            else f"{who} was killed while taking its snapshot, before it changed anything; that partial "
+            "snapshot was removed"
+        )
+        _say(f"note: {said}")
+        return (said,), False
+    assert left.journal is not None
+    with guard.held():
+        restored = snapshot.restore(left.journal.trees)
+        if not restored.failed:
+            snapshot.discard(root)
+            if not left.journal.uv_lock_existed:
+                remove_unheld(Path(target.prefix) / UV_LOCK)
+    if restored.failed:
+        raise OrtprovError(
+            f"{who} was killed before it finished; restoring its snapshot could not put back "
+            f"{len(restored.failed)} paths: {_listing(restored.failed)}",
+            hint="make those paths writable (chattr -i, or as their owner), then run again: the snapshot is kept",
+        )
+    said = f"{who} was killed before it finished; its snapshot was restored"
+    _say(f"note: {said}")
+    return (said,), True
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _listing(paths: tuple[str, ...] | list[str], shown: int = snapshot.BLOCKED_SHOWN) -> str:
+    more = f" (and {len(paths) - shown} more)" if len(paths) > shown else ""
+    return "; ".join(paths[:shown]) + more
 
 
 def hook_work(command: Command, target: Target, settings: ApplySettings) -> list[str]:
@@ -202,27 +294,22 @@ def carry_out(command: Command, target: Target, settings: ApplySettings) -> str:
     return f"removed {', '.join(removed)} from {target.site_packages}" if removed else "not installed"
 
 
-def apply_plan(plan: Plan, target: Target, installed: Distributions, settings: ApplySettings) -> ApplyResult:
-    """Run the plan's steps in the target, or (dry run) say what they would change."""
+def apply_plan(
+    plan: Plan, target: Target, installed: Distributions, settings: ApplySettings, session: Session | None = None
+) -> ApplyResult:
+    """Run the plan's steps in the target, or (dry run) say what they would change. `session`: the target
+    locked and settled (flow.run_apply holds it from before the plan was made); None: lock it here."""
+    if session is None:
+        with locked(target, dry_run=settings.dry_run) as session:
+            if session.recovered:
+                installed = distributions(target.python)
+            return apply_plan(plan, target, installed, settings, session)
     start = time.monotonic()
-    notes = []
-    pending = snapshot.pending_journal(target.prefix)
-    if pending is not None and settings.dry_run:
-        note = (
-            f"an earlier apply (pid {pending.get('pid')}) was killed before it finished; "
-            "the next apply restores its snapshot first"
-        )
-        _say(f"note: {note}")
-        notes.append(note)
-    recovered = None if settings.dry_run else recover_interrupted(target)
-    if recovered:
-        _say(f"note: {recovered}")
-        notes.append(recovered)
-        installed = distributions(target.python)
-    commands = commands_for(plan, target, installed, settings.tool, settings.uv, system=settings.system)
-    predicted = predict(commands, installed, settings)
-    hooks = {c.number: hook_work(c, target, settings) for c in commands if c.step.done_by_ortprov}
-    base: dict[str, Any] = {"python": target.python, "installer": settings.tool, "notes": tuple(notes)}
+    with session.guard.interruptible():
+        commands = commands_for(plan, target, installed, settings.tool, settings.uv, system=settings.system)
+        predicted = predict(commands, installed, settings)
+        hooks = {c.number: hook_work(c, target, settings) for c in commands if c.step.done_by_ortprov}
+    base: dict[str, Any] = {"python": target.python, "installer": settings.tool, "notes": session.notes}
     if settings.dry_run:
         _say(f"dry run: would apply to {target.python} with {settings.tool}:")
         for command in commands:
@@ -241,6 +328,10 @@ def apply_plan(plan: Plan, target: Target, installed: Distributions, settings: A
         steps = tuple(StepRun(c.number, c.step.kind, c.argv, skipped=c.skipped or "dry run") for c in commands)
         return ApplyResult("dry-run", steps=steps, changes=predicted or (), seconds=time.monotonic() - start, **base)
     if predicted == () and not any(hooks.values()):
+        findings = files_findings(target)
+        if findings:  # what is listed is not all there: "already satisfied" would be a lie
+            steps = tuple(StepRun(c.number, c.step.kind, c.argv, skipped="files missing") for c in commands)
+            return ApplyResult("unchanged", steps=steps, seconds=time.monotonic() - start, findings=findings, **base)
         _say(f"already satisfied: {target.python} has everything the plan installs; nothing changed")
         steps = tuple(StepRun(c.number, c.step.kind, c.argv, skipped="already satisfied") for c in commands)
         return ApplyResult("unchanged", steps=steps, seconds=time.monotonic() - start, **base)
@@ -248,7 +339,8 @@ def apply_plan(plan: Plan, target: Target, installed: Distributions, settings: A
     if predicted is None:  # no prediction: at least the uninstall steps are known to remove
         removals = uninstall_removals(commands, installed)
     confirm_removals(removals, settings)
-    return _transaction(commands, target, installed, settings, start, base)
+    touched = None if predicted is None else {c.name for c in predicted if c.before is not None}
+    return _transaction(commands, target, installed, settings, start, base, session, touched)
 
 
 def uninstall_removals(commands: list[Command], installed: Distributions) -> list[str]:
@@ -280,7 +372,11 @@ def run_commands(
 ) -> ApplyResult:
     """Run prepared commands transactionally (used by the conda installer)."""
     base: dict[str, Any] = {"python": target.python, "installer": settings.tool, "notes": ()}
-    return _transaction(commands, target, installed, settings, time.monotonic(), base)
+    with locked(target) as session:
+        if session.recovered:
+            installed = distributions(target.python)
+        base["notes"] = session.notes
+        return _transaction(commands, target, installed, settings, time.monotonic(), base, session, None)
 
 
 def _transaction(
@@ -290,33 +386,66 @@ def _transaction(
     settings: ApplySettings,
     start: float,
     base: dict,
+    session: Session,
+    touched: set[str] | None,
 ) -> ApplyResult:
+    """Snapshot, steps, check, then commit or restore (docs/transaction.md: the states). Signals cut short only
+    the interruptible parts; everything after them runs to its end and says what happened."""
+    guard, lock = session.guard, session.lock
     runs: list[StepRun] = []
     taken: snapshot.Snapshot | None = None
     failure: str | None = None
     output = ""
     exit_code = 1
+    # uv's `.lock`, as it was before this apply (its dry runs may have made one since)
+    uv_lock_existed = lock.uv_lock_existed if lock is not None else (Path(target.prefix) / UV_LOCK).exists()
+    verifying = False
+    changing = False  # a step started: from here on, a failure restores
     try:
-        with signals_as_exceptions():
-            taken = snapshot.take(target.prefix, target.install_dirs, installed)
+        with guard.interruptible():
+            faults.reached("planned")
+            taken = snapshot.take(
+                target.prefix, target.install_dirs, installed, held=guard.held, uv_lock_existed=uv_lock_existed
+            )
             how = "hard links" if taken.linked else "copies"
             _say(f"snapshot: {taken.files} files of {target.prefix} ({how}, {taken.seconds:.1f}s)")
-            for command in commands:
+            faults.reached("snapshot-taken")
+            blocked = _relevant(taken.blocked, target, touched)
+            if blocked:
+                failure = f"cannot change {len(blocked)} paths the plan touches: {_listing(blocked)}"
+            for command in [] if blocked else commands:
                 packages = " ".join(command.step.packages)
                 label = f"[{command.number}/{len(commands)}] {command.step.kind} {packages}"
                 if command.skipped:
                     _say(f"{label}: skipped, {command.skipped}")
                     runs.append(StepRun(command.number, command.step.kind, (), skipped=command.skipped))
                     continue
+                changing = True
                 if command.step.done_by_ortprov:
                     did = carry_out(command, target, settings)
                     _say(f"[{command.number}/{len(commands)}] {step_summary(command.step)}: {did}")
                     runs.append(StepRun(command.number, command.step.kind, (), 0))
+                    faults.reached("hook-written")
                     continue
                 _say(f"{label}\n      $ {shlex.join(command.argv)}")
                 began = time.monotonic()
                 echo = (lambda line: print_err(f"      | {line}")) if settings.verbose else None
-                result: CommandResult = run_command(list(command.argv), echo=echo, env=settings.env)
+
+                def started(pid: int) -> None:
+                    if lock is not None:
+                        lock.note_installer(pid)
+                    faults.reached("installer-started")
+
+                result: CommandResult = run_command(
+                    list(command.argv),
+                    echo=echo,
+                    env=settings.env,
+                    pass_fds=session.installer_fds(),
+                    on_start=started,
+                )
+                if lock is not None:
+                    lock.note_installer(None)
+                faults.reached("installer-finished")
                 seconds = time.monotonic() - began
                 runs.append(StepRun(command.number, command.step.kind, command.argv, result.returncode, seconds))
                 if not result.ok:
@@ -324,36 +453,67 @@ def _transaction(
                     output = result.output
                     break
                 _say(f"      done in {seconds:.1f}s")
+            if failure is None and settings.check is not None:
+                verifying = True
+                failure = settings.check()
+                faults.reached("verified")
     except Interrupted as exc:
-        failure = f"interrupted by {exc}"
+        failure = f"interrupted by {exc}" + (" during verification" if verifying else "")
         exit_code = 128 + exc.signum
     except Exception as exc:  # noqa: BLE001 - any failure must restore the environment
         failure = f"ortprov failed: {type(exc).__name__}: {exc}"
-    if failure is None and taken is not None and settings.check is not None:
-        try:
-            with signals_as_exceptions():
-                failure = settings.check()
-        except Interrupted as exc:
-            failure, exit_code = f"interrupted by {exc} during verification", 128 + exc.signum
+    # from here on, signals are only recorded: the apply ends in one of two states and says which
     if failure is None and taken is not None:
-        after = distributions(target.python)
-        snapshot.discard(taken.root)
-        changes = diff(installed, after)
-        if changes:
-            _say("changed: " + ", ".join(str(c) for c in changes))
-        else:
-            _say("already satisfied: nothing changed")
-        return ApplyResult(
-            "applied" if changes else "unchanged",
-            steps=tuple(runs),
-            changes=changes,
-            snapshot_files=taken.files,
-            snapshot_seconds=taken.seconds,
-            seconds=time.monotonic() - start,
-            **base,
-        )
+        return _commit(taken, target, installed, runs, start, base, session)
     return _roll_back(
-        failure or "failed", output, exit_code, taken, target, installed, runs, start, base, settings.verbose
+        failure or "failed",
+        output,
+        exit_code,
+        taken if changing else None,
+        target,
+        installed,
+        runs,
+        start,
+        base,
+        settings,
+        session,
+    )
+
+
+def _commit(
+    taken: snapshot.Snapshot,
+    target: Target,
+    installed: Distributions,
+    runs: list[StepRun],
+    start: float,
+    base: dict,
+    session: Session,
+) -> ApplyResult:
+    faults.reached("committing")
+    snapshot.discard(taken.root)  # its journal goes first: from then on the change is final
+    after = distributions(target.python)
+    changes = diff(installed, after)
+    findings = files_findings(target)
+    faults.reached("files-checked")
+    notes = list(base.pop("notes"))
+    if session.guard.received:
+        name = signal.Signals(session.guard.received[0]).name
+        notes.append(f"{name} came after the change was complete: it is kept")
+        _say(f"note: {notes[-1]}")
+    if changes:
+        _say("changed: " + ", ".join(str(c) for c in changes))
+    elif not findings:
+        _say("already satisfied: nothing changed")
+    return ApplyResult(
+        "applied" if changes else "unchanged",
+        steps=tuple(runs),
+        changes=changes,
+        snapshot_files=taken.files,
+        snapshot_seconds=taken.seconds,
+        seconds=time.monotonic() - start,
+        findings=findings,
+        notes=tuple(notes),
+        **base,
     )
 
 
@@ -367,20 +527,26 @@ def _roll_back(
     runs: list[StepRun],
     start: float,
     base: dict,
-    verbose: bool,
+    settings: ApplySettings,
+    session: Session,
 ) -> ApplyResult:
-    if output and not verbose:
+    if output and not settings.verbose:
         _say("installer output (last lines):\n" + "\n".join(f"      | {line}" for line in tail(output).splitlines()))
-    with signals_deferred() as received:
-        if taken is not None:
-            _say(f"{failure}; restoring the environment from the snapshot ...")
-            changed = snapshot.restore(taken.trees)
+    failed: tuple[str, ...] = ()
+    changed = 0
+    if taken is not None:
+        _say(f"{failure}; restoring the environment from the snapshot ...")
+        faults.reached("restoring")
+        restored = snapshot.restore(taken.trees)
+        faults.reached("restored")
+        changed, failed = restored.changed, restored.failed
+        if not failed:  # otherwise the journal stays: the next apply tries again, once the paths are writable
             snapshot.discard(taken.root)
-        else:
-            changed = 0
-            snapshot.discard(snapshot.snapshot_root(target.prefix))  # a half-taken one
-        now = distributions(target.python)
-    exact = now == installed
+    else:
+        snapshot.discard(snapshot.snapshot_root(target.prefix))  # no step ran: nothing to put back
+    now = distributions(target.python)
+    findings = files_findings(target)
+    exact = now == installed and not failed and not findings
     result = ApplyResult(
         "restored",
         steps=tuple(runs),
@@ -390,19 +556,75 @@ def _roll_back(
         snapshot_seconds=taken.seconds if taken else 0.0,
         seconds=time.monotonic() - start,
         changes=diff(installed, now),
+        findings=findings,
+        not_restored=failed,
         **base,
     )
-    if received:
+    extra = session.guard.received[1:] if session.guard.raised else session.guard.received
+    if extra:
         _say("(signals received during the restore were held until it finished)")
-    if exact:
+    if failed:
+        message = (
+            f"{failure}; the restore could not put back {len(failed)} paths: {_listing(failed)} "
+            "(everything else was restored; the snapshot is kept)"
+        )
+        hint = "make those paths writable (chattr -i, or as their owner), then run apply again: it restores them"
+    elif taken is None:
+        message = f"{failure}; nothing was changed"
+        hint = None
+    elif exact:
         message = f"{failure}; the environment was restored ({changed} paths put back, distributions as before)"
+        hint = "run again with -v to see the installer's output" if output else None
     else:
-        left = ", ".join(str(c) for c in diff(installed, now))
+        left = ", ".join(str(c) for c in diff(installed, now)) or "files listed in a RECORD are missing"
         message = f"{failure}; the restore left differences: {left}"
-    raise ApplyFailed(
-        message,
-        result,
-        output,
-        exit_code,
-        hint="run again with -v to see the installer's output" if output else None,
-    )
+        hint = "`ortprov doctor` explains them"
+    raise ApplyFailed(message, result, output, exit_code, hint=hint)
+
+
+def _relevant(blocked: tuple[str, ...], target: Target, touched: set[str] | None) -> list[str]:
+    """The unchangeable paths an apply would touch: an install directory itself, or a path of a distribution it
+    removes or replaces (its RECORD); every one when what it changes is not known."""
+    if not blocked or touched is None:
+        return list(blocked)
+    dirs = {os.path.realpath(d) for d in target.install_dirs}
+    owned = _owned_paths(target, touched)
+    keep = []
+    for item in blocked:
+        path = item.split(": ", 1)[0]
+        real = os.path.realpath(path)
+        if real in dirs or any(real == p or real.startswith(p + os.sep) or p.startswith(real + os.sep) for p in owned):
+            keep.append(item)
+    return keep
+
+
+def _owned_paths(target: Target, names: set[str]) -> set[str]:
+    """The files (real paths) the RECORDs of these installed distributions list."""
+    owned: set[str] = set()
+    site = Path(target.site_packages)
+    for info in site.glob("*.dist-info"):
+        if canonical(info.name.split("-", 1)[0]) not in names:
+            continue
+        with contextlib.suppress(OSError):
+            for line in (info / "RECORD").read_text(encoding="utf-8", errors="replace").splitlines():
+                entry = line.split(",", 1)[0]
+                if entry:
+                    owned.add(os.path.realpath(site / entry))
+    return owned
+
+
+def files_findings(target: Target) -> tuple[Finding, ...]:
+    """`package-files-missing` for every distribution whose RECORD lists files missing on disk (said on stderr)."""
+    report = check_files(target.python)
+    found = []
+    for dist in report.incomplete:
+        finding = Finding(
+            "package-files-missing",
+            "error",
+            f"{dist.name} {dist.version} is installed, but files it installed are missing",
+            (f"{dist.name} {dist.version}: {dist.missing_files}",),
+            f"{target.python} -m pip install --force-reinstall --no-deps {dist.name}=={dist.version}",
+        )
+        _say(f"error: {finding.title} (package-files-missing); fix: {finding.fix}")
+        found.append(finding)
+    return tuple(found)

@@ -14,13 +14,15 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Applied:
     """`ortprov apply`: what the transaction did (installer.transaction.ApplyResult, or the dry run's plan of a
-    venv still to be created) and the verify report; exit 1 when the verification failed."""
+    venv still to be created) and the verify report; exit 1 when the verification failed or files are missing."""
 
     apply: Any
     verify: Any = None  # VerifyReport | None
 
     @property
     def exit_code(self) -> int:
+        if any(finding.blocking for finding in getattr(self.apply, "findings", ())):
+            return 1  # a distribution's RECORD does not match the disk (package-files-missing)
         return 1 if self.verify is not None and not self.verify.ok else 0
 
     def text(self) -> str:

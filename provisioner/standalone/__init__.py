@@ -1,6 +1,8 @@
 """Programs that run in other interpreters or images, standard library only (Python 3.8+), and what they share.
 
     verify_child.py     in the target interpreter: proves a GPU session (provisioner/verify/runner.py)
+    tune_child.py       in the target interpreter: times a model's sessions, one request at a time
+                        (provisioner/tune/runner.py)
     packages_probe.py   in the target interpreter: what it is and holds (provisioner/probe/target.py)
     cuda_order.py       asks the CUDA driver for its device order (provisioner/probe/cuda_order.py)
     check_cuda_libs.py  in a Docker build: every CUDA library resolves (the Dockerfile recipe embeds it)

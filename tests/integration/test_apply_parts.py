@@ -138,7 +138,7 @@ def test_snapshot_restores_a_tree_byte_for_byte(tmp_path: Path) -> None:
     before = _digest(prefix)
     taken = snapshot.take(str(prefix), (str(site), str(prefix / "bin")), {"onnxruntime": "1.30.0"})
     assert taken.linked and taken.files == 5
-    assert snapshot.pending_journal(str(prefix))["distributions"] == {"onnxruntime": "1.30.0"}
+    assert snapshot.leftover(str(prefix)).kind == "complete"  # what a killed apply's successor restores
     # what pip/uv do: unlink and rewrite, remove whole trees, add new ones, replace a file by a directory
     (site / "onnxruntime" / "__init__.py").unlink()
     (site / "onnxruntime" / "__init__.py").write_text("gpu")
@@ -152,12 +152,12 @@ def test_snapshot_restores_a_tree_byte_for_byte(tmp_path: Path) -> None:
     (prefix / "bin" / "tool").unlink()
     (prefix / "bin" / "new-tool").write_text("new")
     assert _digest(prefix) != before
-    changed = snapshot.restore(taken.trees)
-    snapshot.discard(taken.root)
-    assert changed >= 7
+    restored = snapshot.restore(taken.trees)
+    assert snapshot.discard(taken.root)
+    assert restored.changed >= 7 and restored.failed == ()
     assert _digest(prefix) == before
     assert stat.S_IMODE((prefix / "bin" / "tool").stat().st_mode) == 0o755
-    assert snapshot.pending_journal(str(prefix)) is None
+    assert snapshot.leftover(str(prefix)).kind == "none"
 
 
 # -- conda: the recipe, and the flow with a stand-in conda -------------------------------------------------------

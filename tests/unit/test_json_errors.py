@@ -33,6 +33,7 @@ FAILING = {
     "download": (["--dest", "{tmp}/wheels", "--plan", "/nonexistent/plan.json"], 2),
     "verify": (["--timeout", "0"], 2),
     "doctor": (["--log", "/nonexistent.log"], 2),
+    "tune": (["/nonexistent/model.onnx"], 2),
     "matrix check": (["--dir", "{broken}"], 1),
     "matrix show": (["--cuda", "99"], 2),
     "matrix update": (["--index-url", "ftp://mirror.example/simple/"], 2),

@@ -1,0 +1,135 @@
+"""A tune rendered: the table (CPU, CUDA with onnxruntime's defaults, each variant), the verdict, why, and the
+winning options three ways (Python, RapidOCR's config.yaml, JSON)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from provisioner.render.style import style
+from provisioner.serde import to_jsonable
+
+if TYPE_CHECKING:
+    from provisioner.tune.analysis import Analysis, Row
+    from provisioner.tune.report import TuneReport
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """`ortprov tune`: the measurements and what they say. Exit 0 when something was measured, else 1."""
+
+    report: TuneReport
+    analysis: Analysis
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if any(row.score_s is not None for row in self.analysis.rows) else 1
+
+    def text(self) -> str:
+        return render_tune(self.report, self.analysis)
+
+    def data(self) -> Any:
+        return {"report": self.report.to_dict(), "analysis": to_jsonable(self.analysis)}
+
+
+def _s(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _row(row: Row) -> list[str]:
+    vs = "-" if row.vs_cpu is None else (f"{row.vs_cpu:.2f}x" if row.vs_cpu >= 1 else f"1/{1 / row.vs_cpu:.1f}")
+    warm = "-" if row.warm_s is None else f"{row.warm_s:.2f} ±{(row.spread or 0) * 50:.0f}%"
+    return [
+        row.label,
+        row.status,
+        _s(row.create_s),
+        _s(row.first_pass_s),
+        _s(row.new_shape_ms, 1),
+        warm,
+        _s(row.run_ms, 1),
+        _s(row.score_s),
+        vs,
+    ]
+
+
+HEADER = ["variant", "status", "create s", "1st pass s", "new shape ms", "warm pass s", "run ms", "total s", "vs CPU"]
+
+
+def table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for n, r in enumerate(rows):
+        cells = [r[0].ljust(widths[0])] + [
+            c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)) if i
+        ]
+        out.append("  " + "  ".join(cells).rstrip())
+        if n == 0:
+            out.append("  " + "  ".join("-" * w for w in widths))
+    return out
+
+
+def render_tune(report: TuneReport, analysis: Analysis) -> str:
+    runtime = report.runtime
+    lines = [
+        f"model: {report.model}",
+        f"target: {runtime.python} (Python {runtime.python_version}, onnxruntime {runtime.ort_version or '-'}"
+        f" [{runtime.ort_package or '?'}], providers: {', '.join(runtime.available_providers) or '-'})",
+    ]
+    if report.sequence:
+        from provisioner.tune.shapes import describe_feed, distinct
+
+        first, last = report.sequence[0], report.sequence[-1]
+        lines.append(
+            f"shapes ({report.sequence_source}): {len(report.sequence)} runs, {distinct(report.sequence)} distinct, "
+            f"e.g. {describe_feed(first)} ... {describe_feed(last)}"
+        )
+    for note in report.notes:
+        lines.append(f"  assumed: {note}")
+    measured = [row for row in analysis.rows if row.status != "skipped"]
+    skipped = [row for row in analysis.rows if row.status == "skipped"]
+    if measured:
+        lines += ["", *table([HEADER] + [_row(row) for row in measured])]
+        lines.append("  (total: the first pass, every shape new, plus the median warm pass; ± half the spread)")
+    for row in measured:
+        if row.reason and row.status not in ("ok",):
+            lines.append(f"  {row.label}: {row.status}: {row.reason}")
+    if skipped:
+        lines.append("")
+        lines.append(f"not measured ({len(skipped)}):")
+        reasons: dict[str, list[str]] = {}
+        for row in skipped:
+            reasons.setdefault(row.reason or "", []).append(row.label)
+        for reason, labels in reasons.items():
+            lines.append(f"  {reason}: {'; '.join(labels)}")
+    if report.stopped:
+        lines.append(style(f"stopped early: {report.stopped}", "yellow"))
+    colour = {True: "green", False: "red", None: "yellow"}[analysis.gpu_wins]
+    lines += ["", style("verdict: ", colour) + analysis.verdict]
+    if analysis.explanations:
+        lines += ["", "why:"]
+        for item in analysis.explanations:
+            lines.append(f"  [{item.code}] {item.title}")
+            lines += [f"      {line}" for line in item.evidence if line]
+    rec = analysis.recommendation
+    if rec is not None:
+        lines += ["", f"recommended: {rec.label}", "", "  Python:"]
+        lines += [f"    {line}" if line else "" for line in rec.python.splitlines()]
+        lines += ["", "  RapidOCR:"]
+        lines += [f"    {line}" if line else "" for line in rec.rapidocr.splitlines()]
+        lines += ["", "  JSON:"]
+        lines += [f"    {line}" for line in json.dumps(recommendation_json(rec), indent=2).splitlines()]
+    if report.duration_s is not None:
+        lines += ["", f"tuned in {report.duration_s:.0f} s (budget {report.budget_s or 0:.0f} s)"]
+    return "\n".join(lines)
+
+
+def recommendation_json(rec: Any) -> dict[str, Any]:
+    """The options as data: what a program reads to build its session."""
+    return {
+        "provider": rec.provider,
+        "provider_options": rec.provider_options,
+        "session_options": rec.session_options,
+        "io_binding": rec.io_binding,
+        "pad_to": rec.pad_to,
+    }

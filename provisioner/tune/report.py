@@ -1,0 +1,214 @@
+"""What a tune measured: the variants asked for and the tune child's answers, as frozen dataclasses.
+
+The child (standalone/tune_child.py) answers in JSON whose keys match these classes; the runner adds what only
+it knows (the log lines of each request, a timeout, a crash) and `TuneReport.from_dict` rebuilds the tree.
+Recorded reports (tests/data/tune/*.json) drive the analysis in the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, field
+
+from provisioner.serde import from_jsonable, to_jsonable
+
+TUNE_SCHEMA_VERSION = 1
+
+Dims = tuple[int, ...]
+Feed = dict[str, Dims]  # one run's input shapes: input name -> dims
+
+# what a measurement can end as
+STATUSES = ("ok", "cut-short", "unavailable", "fell-back", "refused", "failed", "skipped", "timeout", "crashed")
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A model input or output: its name, element type and shape (int: fixed; str: a named dynamic dimension;
+    None: an unnamed one)."""
+
+    name: str
+    type: str
+    shape: tuple[int | str | None, ...]
+
+    def dynamic(self) -> list[int]:
+        """Positions of the dimensions a run may choose."""
+        return [i for i, dim in enumerate(self.shape) if not isinstance(dim, int) or dim < 0]
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The target interpreter and the onnxruntime it imports (the child's `ready` event)."""
+
+    python: str
+    python_version: str
+    ort_version: str | None = None
+    ort_package: str | None = None  # onnxruntime-gpu, onnxruntime ...
+    available_providers: tuple[str, ...] = ()
+    device: str | None = None
+    numpy_version: str | None = None
+    cpu_count: int | None = None
+    import_s: float | None = None
+    error: str | None = None  # import onnxruntime / numpy failed
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way to run the model: a provider with options, session options, how inputs reach the session
+    (binding: none = session.run with numpy arrays; copy = I/O binding, inputs copied to the device each run and
+    outputs left there, then copied back; fixed = device buffers made once per shape, as CUDA graphs need), and
+    whether inputs are padded to the tune's shape buckets."""
+
+    name: str
+    label: str
+    provider: str  # cpu | cuda
+    provider_options: dict[str, str] = field(default_factory=dict)
+    session_options: dict[str, str] = field(default_factory=dict)
+    binding: str = "none"
+    padded: bool = False
+    base: str | None = None  # the variant this one changes
+    changes: tuple[str, ...] = ()  # what it changes, as `option=value`
+
+    def request(self) -> dict[str, object]:
+        """What the child needs of it."""
+        return {
+            "provider": self.provider,
+            "provider_options": dict(self.provider_options),
+            "session_options": dict(self.session_options),
+            "binding": self.binding,
+        }
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """A line ONNX Runtime logged while a variant ran (time stamps stripped), and how often it came."""
+
+    text: str
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One variant over the tune's sequence: session creation, the first pass (each run shape new to the
+    session the first time it comes), then warm passes; per run, in milliseconds. With I/O binding the copies
+    and the compute of each warm run are apart too."""
+
+    variant: Variant
+    status: str  # STATUSES
+    reason: str | None = None
+    create_s: float | None = None
+    session_providers: tuple[str, ...] = ()
+    effective_options: dict[str, str] = field(default_factory=dict)  # session.get_provider_options()
+    cold_ms: tuple[float, ...] = ()  # one per sequence entry
+    new_shape: tuple[bool, ...] = ()  # entry i's run shape was new to the session
+    warm_ms: tuple[tuple[float, ...], ...] = ()  # one tuple per complete warm pass
+    copy_in_ms: tuple[tuple[float, ...], ...] = ()  # I/O binding: per warm pass, per entry
+    compute_ms: tuple[tuple[float, ...], ...] = ()
+    copy_out_ms: tuple[tuple[float, ...], ...] = ()
+    failed_at: int | None = None  # the entry a run failed on
+    log: tuple[LogLine, ...] = ()
+    seconds: float | None = None  # wall time of the whole measurement
+
+    @property
+    def complete(self) -> bool:
+        """Every entry ran once and at least one warm pass came: totals can be compared."""
+        return self.status in ("ok", "cut-short") and bool(self.warm_ms) and len(self.cold_ms) == len(self.new_shape)
+
+    @property
+    def cold_s(self) -> float:
+        """The first pass: every run shape new to the session the first time it comes."""
+        return sum(self.cold_ms) / 1000.0
+
+    def warm_totals_s(self) -> list[float]:
+        return [sum(one) / 1000.0 for one in self.warm_ms]
+
+    @property
+    def warm_s(self) -> float | None:
+        """The median of the warm passes' totals (every shape seen before)."""
+        totals = self.warm_totals_s()
+        return statistics.median(totals) if totals else None
+
+    def steady_ms(self) -> list[float]:
+        """Per entry: the median of its warm runs."""
+        return self.medians(self.warm_ms)
+
+    @staticmethod
+    def medians(passes: tuple[tuple[float, ...], ...]) -> list[float]:
+        """Per entry: the median over passes (of warm_ms, copy_in_ms, compute_ms or copy_out_ms)."""
+        return [statistics.median(runs) for runs in zip(*passes, strict=True)] if passes else []
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """Nodes of one op type that one provider ran, and their kernel time per run (from the session profile)."""
+
+    provider: str
+    op: str
+    count: int
+    ms_per_run: float
+
+
+@dataclass(frozen=True)
+class CpuNode:
+    name: str
+    op: str
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where ONNX Runtime placed each node, from a profiled session of the variant (CUDA when there is one)."""
+
+    variant: str
+    feed: Feed
+    session_providers: tuple[str, ...] = ()
+    groups: tuple[NodeGroup, ...] = ()
+    cpu_nodes: tuple[CpuNode, ...] = ()  # nodes on the CPU inside a GPU session (the first few)
+    node_count: int = 0
+    run_ms: tuple[float, ...] = ()  # the profiled runs, as the profile times them
+    runs: int = 0
+    create_s: float | None = None  # the first session of this provider in the process: libraries, context
+    first_run_ms: float | None = None
+    error: str | None = None
+
+    @property
+    def gpu(self) -> bool:
+        return bool(self.session_providers) and self.session_providers[0] != "CPUExecutionProvider"
+
+    def ops(self) -> set[str]:
+        return {group.op for group in self.groups}
+
+
+@dataclass(frozen=True)
+class TuneReport:
+    """Everything a tune measured, with what it was asked: the model, the target, the sequence of input shapes
+    (and the padded shapes of the buckets), each variant's measurement and the node placement."""
+
+    model: str
+    runtime: Runtime
+    inputs: tuple[TensorSpec, ...] = ()
+    outputs: tuple[TensorSpec, ...] = ()
+    sequence: tuple[Feed, ...] = ()
+    sequence_source: str = "derived"  # derived | --shape | --shapes FILE
+    buckets: tuple[Feed, ...] = ()  # the padded shape of each sequence entry; () when padding does not apply
+    notes: tuple[str, ...] = ()  # what the shapes assumed, what was skipped for the whole tune
+    measurements: tuple[Measurement, ...] = ()
+    placement: Placement | None = None
+    budget_s: float | None = None
+    duration_s: float | None = None
+    stopped: str | None = None  # why the tune ended before its plan did (the budget, a crash)
+    schema_version: int = TUNE_SCHEMA_VERSION
+
+    def measurement(self, name: str) -> Measurement | None:
+        return next((m for m in self.measurements if m.variant.name == name), None)
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = to_jsonable(self)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> TuneReport:
+        return from_jsonable(cls, data)
+
+    @classmethod
+    def from_json(cls, text: str) -> TuneReport:
+        return cls.from_dict(json.loads(text))

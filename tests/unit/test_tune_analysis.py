@@ -1,0 +1,253 @@
+"""The tune's reasoning on measurements: a recorded CPU run (tests/data/tune/cls-cpu-recorded.json, a real run on
+this GPU-less machine) and HAND-MADE GPU-shaped measurements (labelled as such below: no GPU here; their numbers
+follow the shape of issue 12's H100 table, not a recording)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from provisioner.errors import BadInput
+from provisioner.tune import shapes, variants
+from provisioner.tune.analysis import analyse
+from provisioner.tune.findings import tune_findings
+from provisioner.tune.report import (
+    LogLine,
+    Measurement,
+    NodeGroup,
+    Placement,
+    Runtime,
+    TensorSpec,
+    TuneReport,
+    Variant,
+)
+
+RECORDED = Path(__file__).resolve().parents[1] / "data" / "tune" / "cls-cpu-recorded.json"
+DET_INPUT = TensorSpec("x", "tensor(float)", ("p2o.DynamicDimension.0", 3, "p2o.DynamicDimension.1", None))
+DET_OUTPUT = TensorSpec("sigmoid_0.tmp_0", "tensor(float)", ("p2o.DynamicDimension.0", 1, None, None))
+GPU_RUNTIME = Runtime(
+    "/venv/bin/python", "3.12.3", "1.31.1", "onnxruntime-gpu", ("CUDAExecutionProvider", "CPUExecutionProvider")
+)
+
+
+def recorded() -> TuneReport:
+    return TuneReport.from_dict(json.loads(RECORDED.read_text(encoding="utf-8")))
+
+
+# -- hand-made GPU-shaped measurements (not a recording) --------------------------------------------------------
+
+
+def sequence(n: int = 24) -> tuple[dict[str, tuple[int, ...]], ...]:
+    runs, _ = shapes.default_sequence((DET_INPUT,), (DET_OUTPUT,), n)
+    return runs
+
+
+def measured(
+    variant: Variant, first_ms: float, steady_ms: float, n: int = 24, log: tuple[LogLine, ...] = (), **more: object
+) -> Measurement:
+    """A complete measurement: every run's shape new in the first pass, three warm passes of `steady_ms`."""
+    return Measurement(
+        variant,
+        "ok",
+        create_s=0.5,
+        cold_ms=(first_ms,) * n,
+        new_shape=(True,) * n,
+        warm_ms=((steady_ms,) * n, (steady_ms * 1.01,) * n, (steady_ms * 0.99,) * n),
+        log=log,
+        **more,  # type: ignore[arg-type]
+    )
+
+
+def heuristic() -> Variant:
+    return variants.apply_change(variants.CUDA_DEFAULT, variants.ALGORITHMS[0])
+
+
+def gpu_report(**changes: object) -> TuneReport:
+    """CPU 90/80 ms a run; EXHAUSTIVE pays ~500 ms per new shape; HEURISTIC wins; DEFAULT logs fallbacks."""
+    algo_default = variants.apply_change(variants.CUDA_DEFAULT, variants.ALGORITHMS[1])
+    fallback = LogLine("[W:onnxruntime:, conv.cc:420 UpdateState] OP Conv(conv1) running in Fallback mode.", 60)
+    placement = Placement(
+        "placement",
+        {"x": (1, 3, 1600, 1600)},
+        ("CUDAExecutionProvider", "CPUExecutionProvider"),
+        groups=(
+            NodeGroup("CUDAExecutionProvider", "Conv", 60, 4.0),
+            NodeGroup("CUDAExecutionProvider", "MemcpyToHost", 1, 0.4),
+            NodeGroup("CUDAExecutionProvider", "MemcpyFromHost", 2, 0.9),
+            NodeGroup("CPUExecutionProvider", "Shape", 2, 0.01),
+        ),
+        node_count=120,
+    )
+    report = TuneReport(
+        model="/models/ch_PP-OCRv4_det_infer.onnx",
+        runtime=GPU_RUNTIME,
+        inputs=(DET_INPUT,),
+        outputs=(DET_OUTPUT,),
+        sequence=sequence(),
+        buckets=shapes.buckets(sequence()),
+        measurements=(
+            measured(variants.CPU_VARIANT, 90.0, 80.0),
+            measured(variants.CUDA_DEFAULT, 520.0, 8.0, effective_options={"cudnn_conv_algo_search": "EXHAUSTIVE"}),
+            measured(heuristic(), 60.0, 8.0),
+            measured(algo_default, 110.0, 15.0, log=(fallback,)),
+            measured(variants.REPORT, 440.0, 8.0),
+        ),
+        placement=placement,
+    )
+    return replace(report, **changes)  # type: ignore[arg-type]
+
+
+# -- the verdict and the recommendation -------------------------------------------------------------------------
+
+
+def test_gpu_wins_with_heuristic_and_the_options_come_three_ways() -> None:
+    analysis = analyse(gpu_report())
+    assert analysis.gpu_wins is True and analysis.best_cuda == "cuda-heuristic"
+    # CPU: 24*90 + 24*80 ms = 4.08 s; HEURISTIC: 24*60 + 24*8 = 1.632 s
+    assert analysis.speedup == pytest.approx(4.08 / 1.632, rel=1e-3)
+    assert "the GPU wins" in analysis.verdict and "slower than the CPU" in analysis.verdict  # the defaults lose
+    rec = analysis.recommendation
+    assert rec is not None and rec.provider == "CUDAExecutionProvider"
+    assert rec.provider_options == {"cudnn_conv_algo_search": "HEURISTIC"}
+    assert """("CUDAExecutionProvider", {'cudnn_conv_algo_search': 'HEURISTIC'})""" in rec.python
+    compile(rec.python, "python", "exec")
+    compile(rec.rapidocr.split("use_cuda: true", 1)[1], "rapidocr", "exec")  # the patch after the YAML
+    assert "Det:\n    use_cuda: true" in rec.rapidocr
+    assert "OrtInferSession._get_ep_list = _tuned_ep_list" in rec.rapidocr
+    assert "TUNED = {'cudnn_conv_algo_search': 'HEURISTIC'}" in rec.rapidocr
+
+
+def test_explanations_quote_the_measurements() -> None:
+    explained = {e.code: e for e in analyse(gpu_report()).explanations}
+    search = explained["per-shape-search"]
+    assert any("(EXHAUSTIVE): a new shape's first run costs 512 ms more" in line for line in search.evidence)
+    assert any("60x [W:onnxruntime:" in line for line in explained["conv-fallback"].evidence)
+    placement = explained["nodes-on-cpu"].evidence
+    assert (
+        placement[0].startswith("2 of 120 nodes ran on the CPU inside the CUDA session") and "2 Shape" in placement[0]
+    )
+    assert "1 MemcpyToHost" in placement[1] and "2 MemcpyFromHost" in placement[1]
+
+
+def test_every_node_on_the_gpu_is_said_so() -> None:
+    report = gpu_report()
+    assert report.placement is not None
+    groups = tuple(g for g in report.placement.groups if g.provider != "CPUExecutionProvider")
+    explained = {
+        e.code for e in analyse(replace(report, placement=replace(report.placement, groups=groups))).explanations
+    }
+    assert "placement-ok" in explained and "nodes-on-cpu" not in explained
+
+
+def test_transfer_bound_from_io_binding_times() -> None:
+    base = heuristic()
+    bound = variants.apply_change(base, next(c for c in variants.CHANGES if c.name == "io-binding"))
+    n = 24
+    copies = measured(bound, 60.0, 8.0, copy_in_ms=((4.0,) * n,), compute_ms=((2.0,) * n,), copy_out_ms=((2.0,) * n,))
+    report = gpu_report()
+    explained = {e.code: e for e in analyse(replace(report, measurements=(*report.measurements, copies))).explanations}
+    assert "transfer-bound" in explained
+    assert (
+        "inputs to the GPU 96.0 ms, compute 48.0 ms, outputs back 48.0 ms (75% copies)"
+        in explained["transfer-bound"].evidence[0]
+    )
+
+
+def test_a_model_too_small_for_the_gpu() -> None:
+    report = gpu_report(
+        measurements=(
+            measured(variants.CPU_VARIANT, 1.2, 0.8),
+            measured(variants.CUDA_DEFAULT, 3.0, 1.1),
+        )
+    )
+    analysis = analyse(report)
+    assert analysis.gpu_wins is False and "the GPU does not win" in analysis.verdict
+    assert "too-small-for-gpu" in {e.code for e in analysis.explanations}
+    assert analysis.recommendation is not None and analysis.recommendation.provider == "CPUExecutionProvider"
+    found = tune_findings(analysis, "tiny.onnx")
+    assert found[0].code == "gpu-slower-than-cpu" and "CPUExecutionProvider" in found[0].fix
+
+
+def test_doctor_findings_when_only_the_defaults_lose() -> None:
+    found = {f.code: f for f in tune_findings(analyse(gpu_report()), "det.onnx")}
+    slower = found["gpu-slower-than-cpu"]
+    assert slower.severity == "warning" and "HEURISTIC" in slower.fix
+    assert found["nodes-on-cpu"].severity == "info"
+
+
+# -- the recorded CPU run ---------------------------------------------------------------------------------------
+
+
+def test_recorded_cpu_run_round_trips_and_says_no_gpu_verdict() -> None:
+    report = recorded()
+    assert TuneReport.from_dict(report.to_dict()) == report
+    analysis = analyse(report)
+    assert analysis.gpu_wins is None and analysis.verdict.startswith("no GPU verdict: CUDAExecutionProvider is not")
+    statuses = {row.name: row.status for row in analysis.rows}
+    assert statuses["cpu"] == "ok" and statuses["cuda-default"] == "unavailable"
+    assert {s for name, s in statuses.items() if name not in ("cpu", "cuda-default")} == {"skipped"}
+    assert analysis.recommendation is not None and analysis.recommendation.provider == "CPUExecutionProvider"
+    assert tune_findings(analysis, "cls.onnx") == []
+
+
+# -- what is measured next --------------------------------------------------------------------------------------
+
+
+def test_changes_build_on_the_best_algorithm_and_cuda_graphs_need_one_shape() -> None:
+    report = gpu_report()
+    item = variants.next_variant(report)
+    assert isinstance(item, Variant) and item.name == "cuda-heuristic+pad" and item.padded
+    planned = variants.planned(report)
+    graph = next(p for p in planned if isinstance(p, tuple) and p[0].name.endswith("cuda-graph"))
+    assert "one fixed input shape; this sequence has 24" in graph[1]
+
+
+def test_the_changes_that_helped_are_combined() -> None:
+    report = gpu_report()
+    base = heuristic()
+    extra = []
+    for change in variants.CHANGES:
+        variant = variants.apply_change(base, change)
+        why = variants.applicable(change, report, base)
+        if why is not None:
+            extra.append(Measurement(variant, "skipped", why))
+        elif change.name in ("pad", "nhwc"):
+            extra.append(measured(variant, 30.0, 7.0))  # helps
+        else:
+            extra.append(measured(variant, 60.0, 8.0))  # the same as the base
+    report = replace(report, measurements=(*report.measurements, *extra))
+    combined = variants.next_variant(report)
+    assert isinstance(combined, Variant) and combined.name == "cuda-heuristic+best"
+    assert combined.padded and combined.provider_options["prefer_nhwc"] == "1"
+
+
+# -- shapes -----------------------------------------------------------------------------------------------------
+
+
+def test_default_sequence_for_a_detector_is_24_image_sizes() -> None:
+    runs, notes = shapes.default_sequence((DET_INPUT,), (DET_OUTPUT,))
+    sizes = [feed["x"] for feed in runs]
+    assert len(set(sizes)) == 24 and all(d[:2] == (1, 3) for d in sizes)
+    assert all(480 <= side <= 1600 and side % 32 == 0 for d in sizes for side in d[2:])
+    assert "image sides, multiples of 32 from 480 to 1600" in notes[0]
+    padded = shapes.buckets(runs)
+    assert 1 < shapes.distinct(padded) <= 9
+    assert all(p >= s for feed, pad in zip(runs, padded, strict=True) for p, s in zip(pad["x"], feed["x"], strict=True))
+
+
+def test_shape_options_are_checked() -> None:
+    with pytest.raises(BadInput, match="is not NAME=DIMS"):
+        shapes.parse_shape_options(["1x3x64x64"])
+    with pytest.raises(BadInput, match="the model has no input 'y'"):
+        shapes.check_sequence(({"y": (1, 3, 64, 64)},), (DET_INPUT,), "--shape")
+    with pytest.raises(BadInput, match="dimension 1 of input 'x' is fixed at 3, not 1"):
+        shapes.check_sequence(({"x": (1, 1, 64, 64)},), (DET_INPUT,), "--shape")
+    with pytest.raises(BadInput, match="is not JSON"):
+        shapes.parse_shapes_file("[{", "s.json")
+    assert shapes.sequence_from_options(shapes.parse_shape_options(["x=1x3x64x64", "x=1,3,96,64"])) == (
+        {"x": (1, 3, 64, 64)},
+        {"x": (1, 3, 96, 64)},
+    )
