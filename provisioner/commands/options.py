@@ -218,9 +218,11 @@ def _given_path_error(exc: Exception, values: dict[str, Any]) -> BadInput | None
 
 
 def _declared_flag(name: str) -> str:
-    """The flag of a declared option (its longest spelling)."""
+    """The flag of a declared option (its longest spelling); a positional argument's metavar (MODEL)."""
     declared = PLANNING.get(name) or OPTIONS.get(name)
-    return max(declared.flags, key=len) if declared else f"--{name.replace('_', '-')}"
+    if declared is not None and declared.flags:
+        return max(declared.flags, key=len)
+    return declared.metavar or name if declared is not None else f"--{name.replace('_', '-')}"
 
 
 def _shown(value: object) -> str:

@@ -42,7 +42,10 @@ CONTEXT: dict[str, tuple[str, ...]] = {
     "verify": ("--static",),
     "doctor": ("--log", "{tmp}/error.log"),
     "matrix update": ("--index-url", "http://127.0.0.1:9/simple/", "--retries", "0", "--timeout", "2"),
+    "tune": ("{tmp}/binary",),  # its MODEL: not a model, refused before anything runs
 }
+# what a positional argument (tune's MODEL) must refuse
+NOT_A_MODEL = ("", "{tmp}/a-folder", "{tmp}/binary", "{tmp}/error.log", "/dev/null", "{tmp}/no-such.onnx", "x" * 4096)
 
 
 @pytest.fixture(autouse=True)
@@ -131,8 +134,8 @@ def option_cases() -> Iterator[Any]:
         declared_by_name = {**PLANNING, **OPTIONS}
         for param in command.params:
             declared = declared_by_name.get(param.name)
-            if declared is None or getattr(param, "hidden", False):
-                continue
+            if declared is None or getattr(param, "hidden", False) or declared.argument:
+                continue  # positional arguments: test_a_positional_argument_that_is_not_one
             flag = declared.flags[-1]
             if declared.annotation is bool:
                 yield pytest.param(name, (f"{flag}=maybe",), True, id=f"{name} {flag}=maybe")
@@ -152,6 +155,22 @@ def test_a_declared_option_with_a_bad_value(place: Path, command: str, given: tu
     args = (*command.split(), *context, *(arg.format(tmp=place) for arg in given))
     code, _, stderr = run_in_process(*args)
     assert_one_error(code, stderr, bad, " ".join(args))
+
+
+def argument_cases() -> Iterator[Any]:
+    for name, command in commands():
+        declared_by_name = {**PLANNING, **OPTIONS}
+        for param in command.params:
+            declared = declared_by_name.get(param.name)
+            if declared is not None and declared.argument:
+                for index, value in enumerate(NOT_A_MODEL):
+                    yield pytest.param(name, value, id=f"{name} {declared.metavar} #{index}")
+
+
+@pytest.mark.parametrize(("command", "value"), list(argument_cases()))
+def test_a_positional_argument_that_is_not_one(place: Path, command: str, value: str) -> None:
+    code, _, stderr = run_in_process(*command.split(), value.format(tmp=place))
+    assert_one_error(code, stderr, True, f"{command} {value[:80]}")
 
 
 # -- host files: the real ones, mutated ---------------------------------------------------------------------
