@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from provisioner.matrix.gpunames import gpu_key
 from provisioner.matrix.model import PART_FILES, LibraryWheel, Matrix
 from provisioner.serde import from_jsonable
 from provisioner.versions import major as major_of
@@ -101,6 +102,7 @@ def check_matrix(matrix: Matrix, files: dict[str, str] = PART_FILES) -> list[Pro
     problems += _check_wheels(matrix, files["wheels"])
     problems += _check_tensorrt(matrix, files["tensorrt"])
     problems += _check_errors(matrix, files["cuda"])
+    problems += _check_gpus(matrix, files.get("gpus", "gpus.yaml"))
     return problems
 
 
@@ -305,4 +307,28 @@ def _check_errors(matrix: Matrix, file: str) -> list[Problem]:
             problems.append(Problem(file, entry, f"name {error.name!r} is not a cudaError_t name (cudaErrorNoDevice)"))
         if error.number < 0:
             problems.append(Problem(file, entry, f"number {error.number} is negative"))
+        if error.message is not None and not error.message.strip():
+            problems.append(Problem(file, entry, "message is empty (leave it out when unknown)"))
+    return problems
+
+
+_CC = re.compile(r"^\d{1,2}\.\d$")
+
+
+def _check_gpus(matrix: Matrix, file: str) -> list[Problem]:
+    """GPU names (and aliases) once each, a compute capability like "8.6", a source for each."""
+    problems = _duplicates(
+        [(gpu_key(name), gpu) for gpu in matrix.gpu_models for name in (gpu.name, *gpu.aliases)],
+        lambda pair: pair[0],
+        file,
+        "gpus (name or alias)",
+    )
+    for i, gpu in enumerate(matrix.gpu_models):
+        entry = f"gpus[{i}] ({gpu.name})"
+        problems += _sources(file, entry, gpu.sources)
+        if not _CC.match(gpu.compute_capability):
+            problems.append(Problem(file, entry, f"compute_capability {gpu.compute_capability!r} is not like '8.6'"))
+        for name in (gpu.name, *gpu.aliases):
+            if not gpu_key(name):
+                problems.append(Problem(file, entry, f"{name!r} names no model (only vendor words or sizes)"))
     return problems

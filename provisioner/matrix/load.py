@@ -15,12 +15,15 @@ from provisioner.errors import DataError
 from provisioner.matrix.model import (
     FILE_NAMES,
     FILES,
+    OPTIONAL_FILES,
     OPTIONAL_SECTIONS,
     PART_FILES,
+    REQUIRED_FILE_NAMES,
     CudaError,
     CudaMajor,
     CudaRelease,
     DockerImage,
+    GpuModel,
     LibraryWheel,
     Matrix,
     OrtBuild,
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
     from provisioner.matrix.check import Problem
 
 SHIPPED_COMPILED = "compiled.json"  # next to the shipped YAML, written by compile_directory()
-_COMPILED_FORMAT = 2  # 2: cuda_errors
+_COMPILED_FORMAT = 3  # 2: cuda_errors; 3: gpu_models, CudaError.message
 _MEMO: dict[tuple[str, str, bool], Matrix] = {}
 _DATE_LINE = re.compile(r"^date:\s*['\"]?(\d{4}-\d{2}-\d{2})['\"]?\s*$", re.MULTILINE)
 
@@ -65,7 +68,7 @@ def load_matrix(directory: Path | str | None = None, use_cache: bool = True) -> 
     if key in _MEMO:
         return _MEMO[key]
     matrix, notices = None, []
-    if all((cached / name).is_file() for name in FILE_NAMES):
+    if all((cached / name).is_file() for name in REQUIRED_FILE_NAMES):
         cached_date, shipped_date = _peek_date(cached), _peek_date(shipped)
         if cached_date is not None and shipped_date is not None and cached_date < shipped_date:
             notices.append(f"ignored the cached matrix in {cached}: it is older ({cached_date}) than the shipped data")
@@ -91,6 +94,8 @@ def _peek_date(directory: Path) -> str | None:
     """The oldest `date:` among the files, read from their first lines only (cheap)."""
     dates = []
     for name in FILE_NAMES:
+        if name in OPTIONAL_FILES and not (directory / name).is_file():
+            continue
         try:
             with open(directory / name, encoding="utf-8") as handle:
                 head = handle.read(2048)
@@ -126,7 +131,10 @@ def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
     dates: list[str] = []
     for name, sections in FILES.items():
         if name not in texts:
-            problems.append(Problem(name, "(file)", "is missing"))
+            if name in OPTIONAL_FILES:
+                parts.update({f"{name}:{key}": [] for key, _ in sections})
+            else:
+                problems.append(Problem(name, "(file)", "is missing"))
             continue
         try:
             data = _yaml_load(texts[name])
@@ -152,6 +160,7 @@ def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
         library_wheels=tuple(parts["nvidia-wheels.yaml:wheels"]),
         tensorrt=tuple(parts["tensorrt.yaml:releases"]),
         cuda_errors=tuple(parts["cuda.yaml:errors"]),
+        gpu_models=tuple(parts["gpus.yaml:gpus"]),
         origin=origin,
     )
     problems = check_matrix(matrix, PART_FILES)
@@ -228,7 +237,8 @@ def compile_directory(directory: Path | str) -> Path:
     from provisioner.serde import to_jsonable
 
     directory = Path(directory)
-    texts = {name: (directory / name).read_text(encoding="utf-8") for name in FILE_NAMES}
+    present = [name for name in FILE_NAMES if (directory / name).is_file()]
+    texts = {name: (directory / name).read_text(encoding="utf-8") for name in present}
     matrix = parse_files(texts, origin="shipped")
     path = directory / SHIPPED_COMPILED
     path.write_text(json.dumps({"digest": digest_of(texts), "matrix": to_jsonable(matrix)}), encoding="utf-8")
@@ -281,6 +291,7 @@ def _matrix_from_plain(data: dict[str, Any]) -> Matrix:
         library_wheels=tuple(_record(LibraryWheel, w) for w in data["library_wheels"]),
         tensorrt=tuple(_record(TensorRTRelease, t) for t in data["tensorrt"]),
         cuda_errors=tuple(_record(CudaError, e) for e in data["cuda_errors"]),
+        gpu_models=tuple(_record(GpuModel, g) for g in data.get("gpu_models", ())),
         origin=data.get("origin", "shipped"),
         notices=tuple(data.get("notices", ())),
     )

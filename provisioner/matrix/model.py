@@ -130,6 +130,17 @@ class CudaError:
     name: str  # cudaErrorInsufficientDriver
     number: int  # 35
     sources: tuple[str, ...] = ()
+    message: str | None = None  # cudaGetErrorString(): "CUDA driver version is insufficient for CUDA runtime version"
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """An NVIDIA GPU product and its compute capability, for reading logs that name a GPU ("RTX 3070")."""
+
+    name: str  # "GeForce RTX 3070", as NVIDIA's CUDA GPUs page lists it
+    compute_capability: str  # "8.6"
+    sources: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # other spellings of the same product ("2080ti"), matched like the name
 
 
 @dataclass(frozen=True)
@@ -144,6 +155,7 @@ class Matrix:
     library_wheels: tuple[LibraryWheel, ...] = ()
     tensorrt: tuple[TensorRTRelease, ...] = ()
     cuda_errors: tuple[CudaError, ...] = ()
+    gpu_models: tuple[GpuModel, ...] = ()
     origin: str = "shipped"  # shipped | a cache path
     notices: tuple[str, ...] = ()  # why a cached copy was not used, for the CLI to show
 
@@ -154,12 +166,16 @@ FILES: dict[str, tuple[tuple[str, type], ...]] = {
     "cuda.yaml": (("releases", CudaRelease), ("majors", CudaMajor), ("errors", CudaError)),
     "nvidia-wheels.yaml": (("wheels", LibraryWheel),),
     "tensorrt.yaml": (("releases", TensorRTRelease),),
+    "gpus.yaml": (("gpus", GpuModel),),
 }
 FILE_NAMES = tuple(FILES)
 OPTIONAL_SECTIONS = frozenset({("cuda.yaml", "errors")})  # added later: a copy written before may lack it
+OPTIONAL_FILES = frozenset({"gpus.yaml"})  # added later: a copy written before may lack it (its parts are empty)
+REQUIRED_FILE_NAMES = tuple(name for name in FILE_NAMES if name not in OPTIONAL_FILES)
 PART_FILES = {  # a Matrix part -> its file, for messages
     "builds": "onnxruntime-gpu.yaml",
     "cuda": "cuda.yaml",
     "wheels": "nvidia-wheels.yaml",
     "tensorrt": "tensorrt.yaml",
+    "gpus": "gpus.yaml",
 }

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from provisioner.findings import Finding
     from provisioner.verify.report import VerifyReport
 
-EVIDENCE_SHOWN = 4
+EVIDENCE_SHOWN = 6  # lines of evidence per finding in the text (all of them are in --json)
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class DoctorResult:
     verify: VerifyReport | None = None
     plan: PlanSummary | None = None
     host: HostFacts | None = None
+    log_note: str | None = None  # --log: the log was cut (read its first and last part only)
 
     @property
     def from_log(self) -> bool:
@@ -48,11 +49,14 @@ class DoctorResult:
             from provisioner.render.verify import verdict_line
 
             lines += [f"verify: {verdict_line(self.verify)}", f"plan:   {self.plan.text}", ""]
+        if self.log_note:
+            lines += [style(f"note: {self.log_note}", "yellow"), ""]
         return "\n".join(lines + render_findings(self.findings, self.healthy, from_log=self.from_log))
 
     def data(self) -> Any:
         if self.from_log:
-            return {"healthy": self.healthy, "recognised": bool(self.findings), "findings": self.findings}
+            data = {"healthy": self.healthy, "recognised": bool(self.findings), "findings": self.findings}
+            return {**data, "log_note": self.log_note} if self.log_note else data
         return {
             "healthy": self.healthy,
             "findings": self.findings,
@@ -81,6 +85,9 @@ def render_findings(findings: tuple[Finding, ...], healthy: bool, from_log: bool
         lines.append(
             f"{number}. [{finding.code}] " + style(finding.severity, colours[finding.severity]) + f": {finding.title}"
         )
-        lines += [f"   evidence: {line}" for line in finding.evidence[:EVIDENCE_SHOWN]]
+        used = tuple(dict.fromkeys(finding.evidence))
+        lines += [f"   evidence: {line}" for line in used[:EVIDENCE_SHOWN]]
+        if len(used) > EVIDENCE_SHOWN:
+            lines.append(f"   evidence: ... {len(used) - EVIDENCE_SHOWN} more line(s) (--json lists them)")
         lines.append(f"   fix: {finding.fix}")
     return lines

@@ -104,6 +104,8 @@ def prepare_streams() -> None:
     if not isinstance(sys.stderr, _Forgiving):
         sys.stderr = _Forgiving(sys.stderr)
     if sys.stdout is not None and not isinstance(sys.stdout, _Watched):
+        with contextlib.suppress(AttributeError, ValueError):  # a name from argv that is not UTF-8: its bytes
+            sys.stdout.reconfigure(errors="surrogateescape")  # type: ignore[union-attr]
         sys.stdout = _Watched(sys.stdout)
     if sys.stdout is None:
         sys.stdout = open(_to_devnull(1), "w", encoding="utf-8", closefd=False)  # noqa: SIM115

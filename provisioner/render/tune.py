@@ -4,6 +4,7 @@ winning options three ways (Python, RapidOCR's config.yaml, JSON)."""
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,12 +49,26 @@ def _row(row: Row) -> list[str]:
         _s(row.new_shape_ms, 1),
         warm,
         _s(row.run_ms, 1),
+        _s(row.same_shape_ms, 1),
+        "-" if row.switch_ms is None else f"{row.switch_ms:+.1f}",
         _s(row.score_s),
         vs,
     ]
 
 
-HEADER = ["variant", "status", "create s", "1st pass s", "new shape ms", "warm pass s", "run ms", "total s", "vs CPU"]
+HEADER = [
+    "variant",
+    "status",
+    "create s",
+    "1st pass s",
+    "new shape ms",
+    "warm pass s",
+    "run ms",
+    "1 shape ms",
+    "switch ms",
+    "total s",
+    "vs CPU",
+]
 
 
 def table(rows: list[list[str]]) -> list[str]:
@@ -90,7 +105,8 @@ def render_tune(report: TuneReport, analysis: Analysis) -> str:
     skipped = [row for row in analysis.rows if row.status == "skipped"]
     if measured:
         lines += ["", *table([HEADER] + [_row(row) for row in measured])]
-        lines.append("  (total: the first pass, every shape new, plus the median warm pass; ± half the spread)")
+        lines.append("  (total: the first pass, every shape new, plus the median warm pass; ± half the spread;")
+        lines.append("   1 shape ms: one seen shape repeated; switch ms: what a change to a seen shape adds to a run)")
     for row in measured:
         if row.reason and row.status not in ("ok",):
             lines.append(f"  {row.label}: {row.status}: {row.reason}")
@@ -106,8 +122,10 @@ def render_tune(report: TuneReport, analysis: Analysis) -> str:
         lines.append(style(f"stopped early: {report.stopped}", "yellow"))
     colour = {True: "green", False: "red", None: "yellow"}[analysis.gpu_wins]
     lines += ["", style("verdict: ", colour) + analysis.verdict]
-    if analysis.explanations:
+    if analysis.explanations or analysis.summary:
         lines += ["", "why:"]
+        if analysis.summary:
+            lines += [f"  {line}" for line in textwrap.wrap(analysis.summary, 116)]
         for item in analysis.explanations:
             lines.append(f"  [{item.code}] {item.title}")
             lines += [f"      {line}" for line in item.evidence if line]

@@ -13,9 +13,15 @@ Requests (the variant: {"provider": "cpu"|"cuda", "provider_options": {}, "sessi
     {"id": 1, "op": "inspect", "model": PATH}
         -> {"event": "inspected", "inputs": [...], "outputs": [...]}
     {"id": 2, "op": "measure", "model": PATH, "variant": {...}, "sequence": [feed, ...], "run_shapes": [feed,
-     ...] or null (padding: run entry i at run_shapes[i], zero-padded), "warm_passes": 3, "seconds": 40}
+     ...] or null (padding: run entry i at run_shapes[i], zero-padded), "warm_passes": 3, "seconds": 40,
+     "cut_after_s": 8.0 or null, "switch_runs": 5}
         -> {"event": "progress", ...}*, then {"event": "measured", ...}: the session's creation, the first pass over
-           the sequence (each shape new to the session the first time it comes), then warm passes over it
+           the sequence (each shape new to the session the first time it comes; stopped, `cut-short`, once it has
+           met two shapes and its runs took more than cut_after_s), the shape-switch runs (below), then warm
+           passes over it. The shape-switch runs, when the first pass ran two distinct run shapes A and B (seen
+           before, so no first-run cost): A once then `switch_runs` times, B the same (a steady run of one shape;
+           the first of each is a change and not kept), then A, B, A, B ... (`switch_runs` rounds, capped at 3:
+           every run a change of shape): {"shapes": [A, B], "same_ms": [[..], [..]], "alternating_ms": [[..], [..]]}
     {"id": 3, "op": "placement", "model": PATH, "variant": {...}, "feed": feed, "runs": 2}
         -> {"event": "placement", ...}: which provider ran each node, from the session's own profile
     {"id": 4, "op": "quit"}
@@ -293,6 +299,7 @@ def measure(ort: Any, np: Any, request: dict, request_id: Any) -> dict:
         "copy_in_ms": [],
         "compute_ms": [],
         "copy_out_ms": [],
+        "switch": None,
     }
     session, created, why = open_session(ort, request["model"], variant)
     if session is None:
@@ -320,13 +327,14 @@ def measure(ort: Any, np: Any, request: dict, request_id: Any) -> dict:
             last_progress[0] = now
             emit({"event": "progress", "id": request_id, "phase": phase, "done": done, "total": total_runs})
 
+    cut_after_s = request.get("cut_after_s")
     index = 0
     try:
         for index in range(len(sequence)):
             pad_started = time.perf_counter()
             feed = padded(np, feeds[index], run_shapes[index])
             pad_s = time.perf_counter() - pad_started
-            key = tuple((name, tuple(array.shape)) for name, array in sorted(feed.items()))
+            key = shape_key(feed)
             total, _, _, _ = runner.run(feed)
             result["cold_ms"].append(ms(total + pad_s))
             result["new_shape"].append(key not in seen)
@@ -336,6 +344,20 @@ def measure(ort: Any, np: Any, request: dict, request_id: Any) -> dict:
                 result["status"] = "cut-short"
                 result["reason"] = f"the time given ran out after {index + 1} of {len(sequence)} first runs"
                 break
+            spent_s = sum(result["cold_ms"]) / 1000.0
+            if cut_after_s is not None and len(seen) >= 2 and spent_s > cut_after_s and index + 1 < len(sequence):
+                result["status"] = "cut-short"
+                first = f"its first {index + 1} of {len(sequence)} runs took {spent_s:.1f} s"
+                result["reason"] = f"stopped early: {first}, past the {cut_after_s} s allowed (far over the best)"
+                break
+        firsts: dict = {}
+        for position in range(len(result["cold_ms"])):
+            feed = padded(np, feeds[position], run_shapes[position])
+            firsts.setdefault(shape_key(feed), feed)
+        switch_runs = int(request.get("switch_runs") or 0)
+        if result["status"] != "failed" and len(firsts) >= 2 and switch_runs > 0:
+            until = min(time.perf_counter(), deadline) + SWITCH_SECONDS  # the parent waits 20 s past the deadline
+            result["switch"] = measure_switch(runner, list(firsts.values()), switch_runs, until)
         passes = int(request.get("warm_passes") or 0)
         while result["status"] == "ok" and len(result["warm_ms"]) < passes:
             if time.perf_counter() > deadline:
@@ -369,6 +391,36 @@ def measure(ort: Any, np: Any, request: dict, request_id: Any) -> dict:
     del runner, session
     result["seconds"] = round(time.perf_counter() - started, 4)
     return result
+
+
+def shape_key(feed: dict) -> tuple:
+    return tuple((name, tuple(array.shape)) for name, array in sorted(feed.items()))
+
+
+SWITCH_SECONDS = 15.0  # the shape-switch runs may go this far past the first pass (or the deadline)
+SWITCH_ROUNDS_MAX = 3  # alternating rounds: each run a change of shape, dear under EXHAUSTIVE (~0.6 s on an H100)
+
+
+def measure_switch(runner: Runner, feeds: list, runs: int, deadline: float) -> dict | None:
+    """A steady run of one shape vs. runs that alternate between two shapes seen before: apart, the cost of a
+    change of input shape (None: fewer than two shapes, or no runs asked)."""
+    if runs <= 0 or len(feeds) < 2:
+        return None
+    same: list = [[], []]
+    alternating: list = [[], []]
+    for which, feed in enumerate(feeds[:2]):
+        runner.run(feed)  # the change to this shape: not a steady run
+        for _ in range(runs):
+            same[which].append(ms(runner.run(feed)[0]))
+            if time.perf_counter() > deadline:
+                break
+    for _ in range(min(runs, SWITCH_ROUNDS_MAX)):
+        if time.perf_counter() > deadline:
+            break
+        for which, feed in enumerate(feeds[:2]):
+            alternating[which].append(ms(runner.run(feed)[0]))
+    shapes = [{name: list(array.shape) for name, array in feed.items()} for feed in feeds[:2]]
+    return {"shapes": shapes, "same_ms": same, "alternating_ms": alternating}
 
 
 def describe(entry: dict) -> str:

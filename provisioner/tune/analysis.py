@@ -7,20 +7,28 @@ variant's score with the CPU's. Every explanation quotes the measurement it come
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from provisioner.tune import variants as plan
-from provisioner.tune.report import Measurement, TuneReport
-from provisioner.tune.shapes import bucket_levels, distinct
+from provisioner.tune.report import Measurement, TuneReport, clean_log_text
+from provisioner.tune.shapes import bucket_levels, changes, describe_feed, distinct
 
 GPU_WINS_BY = 1.1  # the GPU "wins" when its score is at least this much better than the CPU's
 SEARCH_SHARE = 0.2  # per-shape search worth explaining: more than this share of the variant's score
 TRANSFER_SHARE = 0.3  # copies above this share of a bound run: transfer-bound
+SWITCH_SHARE = 0.5  # a change of shape worth explaining: its extra cost above this share of a steady run
+SWITCH_MIN_MS = 1.0  # ... and above this (timer noise)
 SMALL_RUN_MS = 3.0  # the CPU runs the model in less than this: too small for a GPU to win by much
 CUDA_PROVIDER = "CUDAExecutionProvider"
 MEMCPY_OPS = frozenset({"MemcpyToHost", "MemcpyFromHost"})
+_FALLBACK = re.compile(r"OP (\w+)\((.*?)\) running in Fallback mode")
+PAD_AND_CROP = (
+    "your pipeline must zero-pad every input to this shape and crop the outputs back to each input's size "
+    "(an OCR pipeline can: the detector's map is cropped to the image)"
+)
 RAPIDOCR_SECTIONS = {"det": "Det", "rec": "Rec", "cls": "Cls"}
 # RapidOCR 1.4.4, rapidocr_onnxruntime/utils/infer_engine.py, OrtInferSession._get_ep_list: the CUDA options
 # every session gets when `use_cuda: true` (config.yaml has no key for them)
@@ -47,7 +55,9 @@ class Row:
     spread: float | None = None  # of the warm passes, relative to their median
     run_ms: float | None = None  # the median steady run (over the sequence's entries)
     score_s: float | None = None  # first pass + warm pass
-    vs_cpu: float | None = None  # the CPU's score / this score (> 1: faster than the CPU)
+    vs_cpu: float | None = None  # the CPU's best score / this score (> 1: faster than the CPU)
+    same_shape_ms: float | None = None  # a steady run of one shape repeated (the shape-switch runs)
+    switch_ms: float | None = None  # the median extra of a run that changes to a shape seen before
 
 
 @dataclass(frozen=True)
@@ -84,11 +94,14 @@ class Analysis:
     best_cuda: str | None
     explanations: tuple[Explanation, ...]
     recommendation: Recommendation | None
+    summary: str = ""  # where the time goes, in a sentence or two (first under "why")
+    best_cpu: str | None = None  # the CPU variant the GPU is compared with (the CPU's best total)
 
 
 def analyse(report: TuneReport) -> Analysis:
     """The table, the verdict, the explanations and the recommendation of a tune."""
-    cpu = report.measurement(plan.CPU_VARIANT.name)
+    cpus = [m for m in report.measurements if m.variant.provider == "cpu" and plan.score(m) is not None]
+    cpu = min(cpus, key=lambda m: plan.score(m) or 0.0) if cpus else report.measurement(plan.CPU_VARIANT.name)
     cpu_score = plan.score(cpu) if cpu is not None else None
     rows = tuple(_row(m, cpu_score) for m in report.measurements)
     cudas = [m for m in report.measurements if m.variant.provider == "cuda" and plan.score(m) is not None]
@@ -98,12 +111,23 @@ def analyse(report: TuneReport) -> Analysis:
         speedup = cpu_score / (plan.score(best) or 1.0)
     verdict, wins = _verdict(report, cpu, best, speedup)
     explanations = tuple(_explain(report, cpu, best))
+    summary = _summary(report, cpu, explanations)
     recommendation = None
     if best is not None and wins:
         recommendation = recommend(report, best.variant.name)
     elif cpu is not None and cpu.complete:
         recommendation = recommend(report, cpu.variant.name)
-    return Analysis(rows, verdict, wins, speedup, best.variant.name if best else None, explanations, recommendation)
+    return Analysis(
+        rows,
+        verdict,
+        wins,
+        speedup,
+        best.variant.name if best else None,
+        explanations,
+        recommendation,
+        summary,
+        cpu.variant.name if cpu is not None else None,
+    )
 
 
 def _row(m: Measurement, cpu_score: float | None) -> Row:
@@ -126,7 +150,13 @@ def _row(m: Measurement, cpu_score: float | None) -> Row:
         round(statistics.median(steady), 3) if steady else None,
         round(score, 4) if score is not None else None,
         round(cpu_score / score, 3) if cpu_score and score else None,
+        _round(m.switch.same_shape_ms if m.switch else None),
+        _round(m.switch.switch_ms if m.switch else None),
     )
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
 
 
 def _verdict(
@@ -146,16 +176,22 @@ def _verdict(
         ratio = cpu_s / default_score
         how = f"{ratio:.2f}x the CPU" if ratio >= 1 else f"{1 / ratio:.1f}x slower than the CPU"
         default_part = f" With onnxruntime's defaults it is {how} ({default_score:.2f} s)."
+    bar = "the CPU"
+    if cpu is not None and cpu.variant.name != plan.CPU_VARIANT.name:
+        bar = f"the CPU's best ({cpu.variant.label})"
+    pad_part = ""
+    if best.variant.pad_one and report.one_shape is not None:
+        pad_part = f" Its inputs are padded to one shape ({describe_feed(report.one_shape)}): {PAD_AND_CROP}."
     if speedup >= GPU_WINS_BY:
         return (
             f"the GPU wins: {best.variant.label} runs this workload ({workload}) in {best_s:.2f} s, "
-            f"{speedup:.2f}x the CPU ({cpu_s:.2f} s).{default_part}",
+            f"{speedup:.2f}x {bar} ({cpu_s:.2f} s).{pad_part}{default_part}",
             True,
         )
     slower = f"{1 / speedup:.2f}x slower than" if speedup < 1 else f"only {speedup:.2f}x"
     return (
         f"the GPU does not win: its best, {best.variant.label}, runs this workload ({workload}) in {best_s:.2f} s, "
-        f"{slower} the CPU ({cpu_s:.2f} s).{default_part}",
+        f"{slower} {bar} ({cpu_s:.2f} s).{default_part}",
         False,
     )
 
@@ -177,6 +213,7 @@ def _explain(report: TuneReport, cpu: Measurement | None, best: Measurement | No
     default = report.measurement(plan.CUDA_DEFAULT.name)
     if default is not None and not default.complete and default.status != "skipped":
         found.append(Explanation("cuda-not-measured", f"CUDA did not run: {default.status}", (default.reason or "",)))
+    found += _switch(report)
     found += _search(report)
     found += _fallback(report)
     found += _placement(report)
@@ -206,7 +243,10 @@ def _search(report: TuneReport) -> list[Explanation]:
     )
     worst = max(costs, key=lambda c: c[4])
     if worst[4] < SEARCH_SHARE * (plan.score(worst[0]) or 1.0):
-        return [Explanation("per-shape-cost", "a new input shape costs little here", evidence)]
+        title = "a new input shape costs little here"
+        if worst_switch(report) is not None:
+            title = "a new input shape costs little more than a change to a shape seen before (shape-switch)"
+        return [Explanation("per-shape-cost", title, evidence)]
     return [
         Explanation(
             "per-shape-search",
@@ -218,16 +258,109 @@ def _search(report: TuneReport) -> list[Explanation]:
 
 
 def _fallback(report: TuneReport) -> list[Explanation]:
+    """cuDNN's "running in Fallback mode" notices, one line per variant and op type (escapes stripped)."""
     evidence = []
+    example = ""
     for m in report.measurements:
+        nodes: dict[str, list[int]] = {}
         for line in m.log:
-            if "Fallback mode" in line.text or "fallback" in line.text.lower():
-                evidence.append(f"{m.variant.label}: {line.count}x {line.text[:200]}")
+            text = clean_log_text(line.text)
+            found = _FALLBACK.search(text)
+            if found:
+                nodes.setdefault(found.group(1), []).append(line.count)
+                example = example or text[found.start() :][:120]
+            elif "fallback" in text.lower():
+                evidence.append(f"{m.variant.label}: {line.count}x {text[:200]}")
+        for op, counts in nodes.items():
+            each = f"{counts[0]} times each" if len(set(counts)) == 1 else f"{min(counts)} to {max(counts)} times each"
+            evidence.append(f"{m.variant.label}: {len(counts)} {op} nodes ran in fallback mode, {each}")
     if not evidence:
         return []
+    if example:
+        evidence.append(f"(ONNX Runtime's log: {example})")
     return [
         Explanation("conv-fallback", "cuDNN ran convolutions in fallback mode (no algorithm chosen)", tuple(evidence))
     ]
+
+
+def algorithm(m: Measurement) -> str:
+    """The variant's cuDNN algorithm search (what its session reports, else what it asked; "-" on the CPU)."""
+    if m.variant.provider != "cuda":
+        return "-"
+    return m.effective_options.get(plan.ALGO) or m.variant.provider_options.get(plan.ALGO, "EXHAUSTIVE")
+
+
+def _switches(report: TuneReport) -> list[tuple[Measurement, float, float]]:
+    """(measurement, a steady run of one shape, the extra of a change of shape) for each measured switch."""
+    found = []
+    for m in report.measurements:
+        same = m.switch.same_shape_ms if m.switch else None
+        extra = m.switch.switch_ms if m.switch else None
+        if same is not None and extra is not None:
+            found.append((m, same, extra))
+    return found
+
+
+def switch_costly(same: float, extra: float) -> bool:
+    return extra > max(SWITCH_MIN_MS, SWITCH_SHARE * same)
+
+
+def worst_switch(report: TuneReport) -> tuple[Measurement, float, float] | None:
+    """The CUDA variant whose change of shape costs the most, when that cost is worth explaining."""
+    costly = [f for f in _switches(report) if f[0].variant.provider == "cuda" and switch_costly(f[1], f[2])]
+    return max(costly, key=lambda f: f[2]) if costly else None
+
+
+def _switch(report: TuneReport) -> list[Explanation]:
+    found = _switches(report)
+    if not found:
+        return []
+    evidence = []
+    for m, same, extra in found:
+        algo = algorithm(m)
+        shapes = ", ".join(describe_feed(feed) for feed in m.switch.shapes) if m.switch else ""
+        evidence.append(
+            f"{m.variant.label}{f' ({algo})' if algo != '-' else ''}: one shape repeated {same:.1f} ms a run; "
+            f"alternating between two shapes seen before ({shapes}) {same + extra:.1f} ms a run: "
+            f"{extra:+.1f} ms per change"
+        )
+    worst = worst_switch(report)
+    if worst is None:
+        title = "a change between shapes seen before costs nothing worth noting"
+        return [Explanation("no-switch-cost", title, tuple(evidence))]
+    m, same, extra = worst
+    title = (
+        f"each change of input shape costs {extra:.0f} ms under {algorithm(m)}, even for shapes seen before; "
+        f"a steady run of one shape is {same:.1f} ms"
+    )
+    return [Explanation("shape-switch", title, tuple(evidence))]
+
+
+def _summary(report: TuneReport, cpu: Measurement | None, explanations: tuple[Explanation, ...]) -> str:
+    """Where the time goes, in a sentence or two, from the measurements."""
+    parts = []
+    worst = worst_switch(report)
+    if worst is not None:
+        m, same, extra = worst
+        n = changes(report.sequence)
+        parts.append(
+            f"Where the time goes: under {algorithm(m)} each of the {n} changes of input shape in a pass costs about "
+            f"{extra:.0f} ms (about {n * extra / 1000:.1f} s a pass), even between shapes seen before, while a run "
+            f"of one shape takes {same:.1f} ms."
+        )
+    padded = [m for m in report.measurements if m.variant.pad_one and m.variant.provider == "cuda"]
+    scored = [m for m in padded if plan.score(m) is not None]
+    cpu_s = plan.score(cpu) if cpu is not None else None
+    if scored and cpu is not None and cpu_s:
+        one = min(scored, key=lambda m: plan.score(m) or 0.0)
+        parts.append(
+            f"With every input padded to one shape (no change of shape, one search), {one.variant.label} runs it "
+            f"in {plan.score(one):.2f} s; the CPU's best ({cpu.variant.label}) takes {cpu_s:.2f} s."
+        )
+    if not parts and explanations:
+        first = explanations[0]
+        parts.append(f"Where the time goes: {first.title}.")
+    return " ".join(parts)
 
 
 def _placement(report: TuneReport) -> list[Explanation]:
@@ -339,8 +472,11 @@ def recommend(report: TuneReport, name: str) -> Recommendation:
     options = dict(variant.provider_options)
     if cuda and plan.ALGO not in options:
         options[plan.ALGO] = m.effective_options.get(plan.ALGO, "EXHAUSTIVE")  # say it: RapidOCR sets its own
-    options = {k: v for k, v in options.items() if k != "enable_cuda_graph" or distinct(report.sequence) == 1}
+    fixed = distinct(report.sequence) == 1 or variant.pad_one
+    options = {k: v for k, v in options.items() if k != "enable_cuda_graph" or fixed}
     pad_to = bucket_levels(report.buckets) if variant.padded and report.buckets else {}
+    if variant.pad_one and report.one_shape is not None:
+        pad_to = bucket_levels((report.one_shape,))
     provider = plan.CUDA if cuda else "CPUExecutionProvider"
     return Recommendation(
         variant=variant.name,
@@ -376,7 +512,10 @@ def _python(
     lines.append(
         f"session = ort.InferenceSession({Path(report.model).name!r}, sess_options=options, providers=providers)"
     )
-    if pad_to:
+    if pad_to and all(len(sizes) == 1 for dims in pad_to.values() for sizes in dims):
+        lines.append(f"# pad every input with zeros, at the end of each dimension, to one shape {pad_to}:")
+        lines.append(f"# {PAD_AND_CROP}")
+    elif pad_to:
         lines.append(f"# pad each input with zeros, at the end of each dimension, up to its bucket: {pad_to}")
     if io_binding:
         lines.append("# run with I/O binding (session.io_binding(), bind_ortvalue_input, run_with_iobinding)")
@@ -434,7 +573,7 @@ def _rapidocr(
         )
     if pad_to:
         lines.append(
-            f"# padding to buckets ({pad_to}) is not a RapidOCR setting: pad the resized image in your own "
-            "pre-processing (TextDetector's resize rounds each side to a multiple of 32)"
+            f"# padding ({pad_to}) is not a RapidOCR setting: pad the resized image in your own "
+            "pre-processing (TextDetector's resize rounds each side to a multiple of 32) and crop the map back"
         )
     return "\n".join(lines)

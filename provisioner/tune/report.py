@@ -8,6 +8,7 @@ Recorded reports (tests/data/tune/*.json) drive the analysis in the tests.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -17,6 +18,14 @@ TUNE_SCHEMA_VERSION = 1
 
 Dims = tuple[int, ...]
 Feed = dict[str, Dims]  # one run's input shapes: input name -> dims
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def clean_log_text(text: str) -> str:
+    """A log line without terminal escapes (ONNX Runtime colours its warnings: `\\x1b[m` at the end)."""
+    return _ANSI.sub("", text).strip()
+
 
 # what a measurement can end as
 STATUSES = ("ok", "cut-short", "unavailable", "fell-back", "refused", "failed", "skipped", "timeout", "crashed")
@@ -65,7 +74,8 @@ class Variant:
     provider_options: dict[str, str] = field(default_factory=dict)
     session_options: dict[str, str] = field(default_factory=dict)
     binding: str = "none"
-    padded: bool = False
+    padded: bool = False  # zero-padded to the tune's shape buckets
+    pad_one: bool = False  # zero-padded to ONE shape (the sequence's largest per dimension; the app crops)
     base: str | None = None  # the variant this one changes
     changes: tuple[str, ...] = ()  # what it changes, as `option=value`
 
@@ -88,6 +98,33 @@ class LogLine:
 
 
 @dataclass(frozen=True)
+class Switch:
+    """The cost of a change of input shape, apart from a new shape's: two shapes seen before, each run on its
+    own repeatedly (a steady run of one shape), then alternating A, B, A, B (every run a change of shape)."""
+
+    shapes: tuple[Feed, ...] = ()
+    same_ms: tuple[tuple[float, ...], ...] = ()  # per shape: its repeated runs
+    alternating_ms: tuple[tuple[float, ...], ...] = ()  # per shape: its runs in the alternation
+
+    @property
+    def same_shape_ms(self) -> float | None:
+        """The median steady run of one shape (the median of the shapes' medians)."""
+        medians = [statistics.median(runs) for runs in self.same_ms if runs]
+        return statistics.median(medians) if medians else None
+
+    @property
+    def switch_ms(self) -> float | None:
+        """The median extra milliseconds of a run that changes the shape over a steady run of that shape."""
+        extra = [
+            run - statistics.median(same)
+            for same, alternating in zip(self.same_ms, self.alternating_ms, strict=False)
+            if same
+            for run in alternating
+        ]
+        return statistics.median(extra) if extra else None
+
+
+@dataclass(frozen=True)
 class Measurement:
     """One variant over the tune's sequence: session creation, the first pass (each run shape new to the
     session the first time it comes), then warm passes; per run, in milliseconds. With I/O binding the copies
@@ -105,6 +142,7 @@ class Measurement:
     copy_in_ms: tuple[tuple[float, ...], ...] = ()  # I/O binding: per warm pass, per entry
     compute_ms: tuple[tuple[float, ...], ...] = ()
     copy_out_ms: tuple[tuple[float, ...], ...] = ()
+    switch: Switch | None = None  # the shape-switch runs (two shapes seen in the first pass)
     failed_at: int | None = None  # the entry a run failed on
     log: tuple[LogLine, ...] = ()
     seconds: float | None = None  # wall time of the whole measurement
@@ -190,6 +228,7 @@ class TuneReport:
     sequence: tuple[Feed, ...] = ()
     sequence_source: str = "derived"  # derived | --shape | --shapes FILE
     buckets: tuple[Feed, ...] = ()  # the padded shape of each sequence entry; () when padding does not apply
+    one_shape: Feed | None = None  # the one shape every entry is padded to (None: the sequence has one already)
     notes: tuple[str, ...] = ()  # what the shapes assumed, what was skipped for the whole tune
     measurements: tuple[Measurement, ...] = ()
     placement: Placement | None = None

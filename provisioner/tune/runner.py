@@ -35,6 +35,7 @@ from provisioner.tune.report import (
     TensorSpec,
     TuneReport,
     Variant,
+    clean_log_text,
 )
 
 CHILD_SCRIPT = standalone.path("tune_child.py")
@@ -44,6 +45,7 @@ START_TIMEOUT_S = 60.0  # importing onnxruntime (a GPU build loads its libraries
 GRACE_S = 20.0  # a request's answer may come this late after the time it was given (one long run, a search)
 MIN_VARIANT_S = 3.0  # a variant given less than this is skipped, not started
 LOG_LINES_KEPT = 12
+FALLBACK_LINES_KEPT = 500  # cuDNN's fallback notices: one per Conv node, all kept (the analysis counts them)
 _STAMP = re.compile(r"^\S*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ ")
 _NOISE = re.compile(r"^\s*$")
 
@@ -95,7 +97,13 @@ def run_tune(
         if shaping.distinct(runs) == 1 and len(runs) < shaping.DEFAULT_RUNS:
             runs = (runs[0],) * shaping.DEFAULT_RUNS  # one shape: the same run again, enough for a median
         report = replace(
-            report, inputs=inputs, outputs=outputs, sequence=runs, buckets=shaping.buckets(runs), notes=notes
+            report,
+            inputs=inputs,
+            outputs=outputs,
+            sequence=runs,
+            buckets=shaping.buckets(runs),
+            one_shape=shaping.one_shape(runs),
+            notes=notes,
         )
         say(f"tune: {len(runs)} runs, {shaping.distinct(runs)} distinct shapes; budget {budget_s:.0f} s")
         report = _place(child, report, deadline, say)
@@ -167,6 +175,8 @@ def _add(report: TuneReport, measurement: Measurement) -> TuneReport:
 def _measure(child: _Child, report: TuneReport, variant: Variant, left: float, say: Progress) -> Measurement:
     sequence = list(report.sequence)
     run_shapes = list(report.buckets) if variant.padded and report.buckets else None
+    if variant.pad_one and report.one_shape is not None:
+        run_shapes = [report.one_shape] * len(sequence)
     request = {
         "op": "measure",
         "model": report.model,
@@ -175,6 +185,8 @@ def _measure(child: _Child, report: TuneReport, variant: Variant, left: float, s
         "run_shapes": run_shapes,
         "warm_passes": plan.warm_passes(variant, report),
         "seconds": _share(variant, report, left),
+        "cut_after_s": plan.cut_after_s(variant, report),
+        "switch_runs": plan.SWITCH_RUNS,
     }
 
     def on_progress(event: dict[str, Any]) -> None:
@@ -331,7 +343,8 @@ def _log_lines(lines: list[str], request_id: int) -> list[tuple[str, int]]:
             inside = False
             continue
         if inside and not _NOISE.match(line):
-            text = _STAMP.sub("", line).strip()
-            if text in counts or len(counts) < LOG_LINES_KEPT:
+            text = _STAMP.sub("", clean_log_text(line)).strip()
+            cap = FALLBACK_LINES_KEPT if "Fallback mode" in text else LOG_LINES_KEPT
+            if text in counts or len(counts) < cap:
                 counts[text] = counts.get(text, 0) + 1
     return list(counts.items())

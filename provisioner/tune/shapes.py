@@ -293,6 +293,25 @@ def buckets(sequence: tuple[Feed, ...], per_axis: int = BUCKETS_PER_AXIS) -> tup
     return tuple(padded)
 
 
+def one_shape(sequence: tuple[Feed, ...]) -> Feed | None:
+    """The one shape every run fits in when zero-padded: per input and dimension, the largest size of the
+    sequence. None when the sequence has one shape already."""
+    if distinct(sequence) <= 1:
+        return None
+    largest: dict[str, list[int]] = {}
+    for feed in sequence:
+        for name, dims in feed.items():
+            known = largest.setdefault(name, list(dims))
+            largest[name] = [max(a, b) for a, b in zip(known, dims, strict=True)]
+    return {name: tuple(dims) for name, dims in largest.items()}
+
+
+def changes(run_shapes: tuple[Feed, ...]) -> int:
+    """How many times a pass over these run shapes changes the input shape (the first run counts as one)."""
+    keys = [tuple(sorted(feed.items())) for feed in run_shapes]
+    return sum(1 for i, key in enumerate(keys) if i == 0 or key != keys[i - 1])
+
+
 def bucket_levels(padded: tuple[Feed, ...]) -> dict[str, list[list[int]]]:
     """input name -> per dimension, the sizes its runs are padded to (one size: not padded)."""
     levels: dict[str, list[list[int]]] = {}

@@ -1,10 +1,14 @@
 """Which variants a tune measures, in what order, and how long each may take.
 
-The order is a coordinate search, by what matters most first: the CPU (the bar to beat), CUDA with onnxruntime's
-defaults (what a user gets), cuDNN's algorithm search (EXHAUSTIVE, onnxruntime's default, searches again for
-every new input shape), the report's options (RapidOCR 1.4.4's), then, on top of the best of those (the base),
-one change at a time: padding to shape buckets, I/O binding, NHWC, the cuDNN workspace, TF32, the arena, the
-graph optimisation level, CUDA graphs (one fixed shape only); last, the changes that helped, together.
+The order is a coordinate search, the informative variants first and the known-slow ones late: the CPU (the bar
+to beat), CUDA with onnxruntime's defaults (what a user gets; EXHAUSTIVE), HEURISTIC, then inputs padded to ONE
+shape (the sequence's largest: one algorithm search, no change of shape; with EXHAUSTIVE, and with a CUDA graph,
+which a fixed shape allows) and the CPU on that same padded workload, DEFAULT, the report's options (RapidOCR
+1.4.4's, EXHAUSTIVE), then, on top of the best algorithm search (the base), one change at a time: padding to shape
+buckets, I/O binding, NHWC, the cuDNN workspace, TF32, the arena, the graph optimisation level, CUDA graphs (one
+fixed shape only); last, the changes that helped, together. A variant whose first pass already takes CUT_FACTOR
+times the best total so far is stopped there (`cut-short`, its partial numbers kept): a slow search cannot eat
+the budget.
 
 `next_variant` is asked again after every measurement, so the plan follows the results; a variant the budget
 cannot pay for is recorded as skipped, never silently dropped.
@@ -24,6 +28,8 @@ HELPS_BY = 0.05  # a change helps when it saves more than this share of the base
 WARM_PASSES = 3  # a median and a spread
 WARM_PASSES_CHEAP = 5  # when a pass takes under CHEAP_PASS_S
 CHEAP_PASS_S = 1.0
+CUT_FACTOR = 2.0  # a first pass over this many times the best total so far is stopped (cut-short)
+SWITCH_RUNS = 5  # the shape-switch runs: each of two seen shapes this many times, then alternating
 
 CPU_VARIANT = Variant("cpu", "CPU", "cpu")
 CUDA_DEFAULT = Variant("cuda-default", "CUDA, onnxruntime's defaults", "cuda")
@@ -36,6 +42,29 @@ REPORT = Variant(
     "cuda",
     dict(REPORT_OPTIONS),
     changes=tuple(f"{k}={v}" for k, v in REPORT_OPTIONS.items()),
+)
+
+# Every input zero-padded to one shape (the sequence's largest, per dimension): one search, no change of shape.
+PAD_ONE = Variant(
+    "cuda-pad-one",
+    "CUDA, inputs padded to one shape (EXHAUSTIVE)",
+    "cuda",
+    {ALGO: "EXHAUSTIVE"},
+    pad_one=True,
+    changes=(f"{ALGO}=EXHAUSTIVE", "inputs padded to one shape"),
+)
+PAD_ONE_GRAPH = Variant(
+    "cuda-pad-one-graph",
+    "CUDA, inputs padded to one shape (EXHAUSTIVE) + CUDA graph",
+    "cuda",
+    {ALGO: "EXHAUSTIVE", "enable_cuda_graph": "1"},
+    binding="fixed",
+    pad_one=True,
+    base=PAD_ONE.name,
+    changes=(*PAD_ONE.changes, "enable_cuda_graph=1", "I/O binding (fixed buffers)"),
+)
+CPU_PAD_ONE = Variant(
+    "cpu-pad-one", "CPU, inputs padded to one shape", "cpu", pad_one=True, changes=("inputs padded to one shape",)
 )
 
 
@@ -138,10 +167,29 @@ def helps(candidate: Measurement, base: Measurement) -> bool:
     return a < b * (1.0 - max(HELPS_BY, spread(base), spread(candidate)))
 
 
+def ran(measurement: Measurement | None) -> bool:
+    """The variant's session ran runs (complete, or cut short with its first runs measured)."""
+    return measurement is not None and measurement.status in ("ok", "cut-short") and bool(measurement.cold_ms)
+
+
 def cuda_usable(report: TuneReport) -> bool:
-    """CUDA with onnxruntime's defaults ran: the other CUDA variants can."""
-    default = report.measurement(CUDA_DEFAULT.name)
-    return default is not None and default.complete
+    """CUDA with onnxruntime's defaults ran (if only its first runs, cut short): the other CUDA variants can."""
+    return ran(report.measurement(CUDA_DEFAULT.name))
+
+
+def best_score(report: TuneReport) -> float | None:
+    """The best total measured so far (any variant, the CPU included)."""
+    scores = [s for s in (score(m) for m in report.measurements) if s is not None]
+    return min(scores) if scores else None
+
+
+def cut_after_s(variant: Variant, report: TuneReport) -> float | None:
+    """Seconds of first runs after which the child stops a variant: CUT_FACTOR times the best total so far
+    (None for the CPU, the bar every other variant is measured against, and before anything is measured)."""
+    if variant.name == CPU_VARIANT.name:
+        return None
+    best = best_score(report)
+    return round(best * CUT_FACTOR, 3) if best is not None else None
 
 
 def has_conv(report: TuneReport) -> bool:
@@ -198,14 +246,18 @@ def planned(report: TuneReport) -> list[Variant | tuple[Variant, str]]:
     default = report.measurement(CUDA_DEFAULT.name)
     if default is None:
         return plan
-    if not default.complete:
+    heuristic, algo_default = (apply_change(CUDA_DEFAULT, c) for c in ALGORITHMS)
+    if not ran(default):
         why = f"CUDA with onnxruntime's defaults did not run ({default.status})"
-        others = [apply_change(CUDA_DEFAULT, c) for c in (*ALGORITHMS, *CHANGES)]
-        return plan + [(variant, why) for variant in (*others[: len(ALGORITHMS)], REPORT, *others[len(ALGORITHMS) :])]
+        rest = [apply_change(CUDA_DEFAULT, c) for c in CHANGES]
+        cuda = (heuristic, PAD_ONE, PAD_ONE_GRAPH, algo_default, REPORT, *rest)
+        return plan + [(variant, why) for variant in cuda] + [(CPU_PAD_ONE, why)]
     conv = has_conv(report)
-    for change in ALGORITHMS:
-        variant = apply_change(CUDA_DEFAULT, change)
-        plan.append(variant if conv else (variant, "the model has no convolution"))
+    plan.append(heuristic if conv else (heuristic, "the model has no convolution"))
+    one = "the sequence has one shape already" if report.one_shape is None else None
+    for variant in (PAD_ONE, PAD_ONE_GRAPH, CPU_PAD_ONE):
+        plan.append(variant if one is None else (variant, one))
+    plan.append(algo_default if conv else (algo_default, "the model has no convolution"))
     plan.append(REPORT)
     first = base(report)
     measured_algos = all(report.measurement(apply_change(CUDA_DEFAULT, c).name) is not None for c in ALGORITHMS)

@@ -69,8 +69,11 @@ def run_in_process(*args: str, stdin_text: str = "") -> tuple[int, str, str]:
     """`ortprov ARGS` through cli.main in this process: (exit code, stdout, stderr). An exception other than
     SystemExit propagates: that is the traceback a user would have seen."""
     saved = sys.stdin, sys.stdout, sys.stderr
-    out, err = io.StringIO(), io.StringIO()
-    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin_text), out, err
+    streams = [
+        io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors=errors)
+        for data, errors in ((stdin_text.encode(), "strict"), (b"", "strict"), (b"", "backslashreplace"))
+    ]  # stdout strict and stderr backslashreplace, as Python's own in a UTF-8 locale
+    sys.stdin, sys.stdout, sys.stderr = streams  # text over bytes, as a process's are (`.buffer` included)
     try:
         cli.main(list(args))
         code = 0
@@ -78,7 +81,11 @@ def run_in_process(*args: str, stdin_text: str = "") -> tuple[int, str, str]:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
-    return code, out.getvalue(), err.getvalue()
+    written = []
+    for stream in streams[1:]:
+        stream.flush()
+        written.append(stream.buffer.getvalue().decode("utf-8", "replace"))  # type: ignore[attr-defined]
+    return code, written[0], written[1]
 
 
 def assert_one_error(code: int, stderr: str, bad: bool, case: str) -> None:
@@ -382,11 +389,11 @@ def run_on_a_terminal(args: list[str], typed: bytes, env: dict[str, str]) -> tup
     return proc.wait(timeout=30), shown.decode("utf-8", "replace")
 
 
-def test_doctor_reads_a_pasted_log_on_a_terminal(place: Path) -> None:
-    """stdin a terminal: the pasted log, ended with Ctrl-D, is explained; no traceback."""
+def test_doctor_refuses_a_terminal_as_its_log(place: Path) -> None:
+    """stdin a terminal: `doctor --log -` says in one line that it wants a piped log (issue 11), exit 2."""
     code, shown = run_on_a_terminal(["doctor", "--log", "-"], (LOG + "\n").encode() + b"\x04", cli_env())
-    assert_one_error(code, shown, False, "doctor --log - on a terminal")
-    assert "libcublasLt" in shown
+    assert_one_error(code, shown, True, "doctor --log - on a terminal")
+    assert "stdin is a terminal" in shown
 
 
 @pytest.mark.parametrize(("env", "coloured"), [({}, True), ({"TERM": "dumb"}, False), ({"NO_COLOR": "1"}, False)])

@@ -30,7 +30,6 @@ CORE = (
     "provisioner.versions",
     "provisioner.findings",
     "provisioner.doctor",
-    "provisioner.logpatterns",
     "provisioner.matrix.model",
     "provisioner.matrix.query",
     "provisioner.matrix.check",

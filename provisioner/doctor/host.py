@@ -1,26 +1,28 @@
-"""Doctor: findings from the host facts, a verify report, pasted log text and the plan outcome. Pure.
+"""Doctor on the live machine: findings from the host facts, a verify report, log text and the plan outcome. Pure.
 
-`diagnose(facts, report, log, plan, matrix=...)` -> list[Finding], most important first; `analyze_log(text)`
-explains a pasted log alone. Evidence that a GPU session really worked (a passing verify report) outranks
-inference from the facts: library guesses are not reported when verify proved the session. Which libraries a
-build needs, and at which majors, comes from the matrix: the code knows no version numbers.
+`diagnose(facts, report, log, plan, matrix=...)` -> list[Finding], most important first. The fact rules it shares
+with the log reader (driver, packages, driver vs build) live in rules.py. Evidence that a GPU session really worked
+(a passing verify report) outranks inference from the facts: library guesses are not reported when verify proved
+the session. Which libraries a build needs, and at which majors, comes from the matrix: the code knows no version
+numbers.
 """
 
 from __future__ import annotations
 
 import re
 
+from provisioner.doctor.fixes import Fixes
+from provisioner.doctor.rules import analyze_log, driver_findings, driver_vs_build, package_findings
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
 from provisioner.findings import Finding, merge_findings
-from provisioner.logpatterns import Fixes, analyze_log
 from provisioner.matrix.model import Matrix
 from provisioner.matrix.query import common_libraries
 from provisioner.plan import LOADER_HOOK, Plan, step_argv
 from provisioner.verify.report import Failure, VerifyReport
 from provisioner.versions import major
 
-__all__ = ["Finding", "analyze_log", "diagnose", "is_healthy"]
+__all__ = ["Finding", "diagnose", "is_healthy"]
 
 # sources from which the dynamic loader finds a library without help (no preload_dlls(), no `import torch`)
 LOADER_SOURCES = frozenset(
@@ -81,33 +83,8 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
         )
         return found
     driver = facts.driver
-    if driver.error and "mismatch" in driver.error.lower():
-        found.append(
-            Finding(
-                "driver-library-mismatch",
-                "error",
-                "the NVIDIA kernel driver and its libraries differ",
-                (driver.error,),
-                fixes.for_code("driver-library-mismatch"),
-            )
-        )
-    elif not driver.present:
-        evidence = tuple(x for x in (f"driver: none ({driver.source})", driver.error) if x)
-        if env.container:
-            found.append(
-                Finding(
-                    "gpu-hidden",
-                    "error",
-                    f"this {env.container} container sees no NVIDIA driver (no GPU access, or none on the host)",
-                    (*evidence, f"container: {env.container}"),
-                    fixes.for_code("gpu-hidden"),
-                )
-            )
-        else:
-            found.append(
-                Finding("no-driver", "error", "no NVIDIA driver is loaded", evidence, fixes.for_code("no-driver"))
-            )
-    else:
+    found += driver_findings(driver, env, fixes)
+    if driver.present and not (driver.error and "mismatch" in driver.error.lower()):
         hidden = _hidden_by_env(facts)
         if hidden:
             found.append(
@@ -132,27 +109,9 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
                 f"ortprov apply --python {fixes.python}",
             )
         )
-    elif not gpu_dists:
-        found.append(
-            Finding(
-                "cpu-package-only",
-                "error",
-                "only the CPU onnxruntime package is installed",
-                tuple(f"installed: {d.name} {d.version}" for d in ort),
-                fixes.for_code("cpu-package-only"),
-            )
-        )
-    elif cpu_dists:
-        found.append(
-            Finding(
-                "cpu-and-gpu-installed",
-                "error",
-                "the CPU and GPU onnxruntime packages are both installed (they share one folder)",
-                tuple(f"installed: {d.name} {d.version}" for d in ort),
-                fixes.for_code("cpu-and-gpu-installed"),
-            )
-        )
-    elif any(d.build_package_name == "onnxruntime" for d in gpu_dists):
+    else:
+        found += package_findings(ort, fixes)
+    if gpu_dists and not cpu_dists and any(d.build_package_name == "onnxruntime" for d in gpu_dists):
         found.append(
             Finding(
                 "cpu-and-gpu-installed",
@@ -165,7 +124,7 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
     found += _incomplete_findings(facts, fixes)
     gpu = gpu_dists[0] if gpu_dists else None
     if gpu is not None and gpu.cuda_version and driver.present and driver.cuda_version:
-        found += _driver_vs_build(gpu, driver.cuda_version, driver.version, fixes)
+        found += driver_vs_build(gpu, driver.cuda_version, driver.version, fixes)
     proven = report is not None and report.ok and report.mode == "session"
     if gpu is not None and not proven:
         found += _library_findings(facts, gpu, fixes, _needed_libraries(gpu, matrix))
@@ -223,24 +182,6 @@ def _major(version: str | None) -> int | None:
         return major(str(version))
     except ValueError:
         return None
-
-
-def _driver_vs_build(gpu: OrtDist, driver_cuda: str, driver_version: str | None, fixes: Fixes) -> list[Finding]:
-    build_major, driver_major = _major(gpu.cuda_version), _major(driver_cuda)
-    if build_major is None or driver_major is None or driver_major >= build_major:
-        return []
-    return [
-        Finding(
-            "driver-too-old",
-            "error",
-            f"the driver supports CUDA {driver_cuda}; {gpu.name} {gpu.version} needs CUDA {gpu.cuda_version}",
-            (
-                f"driver {driver_version} (CUDA {driver_cuda})",
-                f"{gpu.name} {gpu.version} built for CUDA {gpu.cuda_version}",
-            ),
-            fixes.for_code("driver-too-old"),
-        )
-    ]
 
 
 def _needed_libraries(gpu: OrtDist, matrix: Matrix | None) -> dict[str, bool]:

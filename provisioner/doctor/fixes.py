@@ -1,0 +1,159 @@
+"""The fix for each finding code: one home for the fix texts, for one platform and one target interpreter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Fixes:
+    """The fix texts, for one platform and one target interpreter."""
+
+    python: str = "python"
+    windows: bool = False
+
+    @property
+    def pip(self) -> str:
+        return f"{self.python} -m pip"
+
+    def for_code(self, code: str, library: str | None = None) -> str:
+        p = self.pip
+        if code == "cudnn-missing":
+            return (
+                f"ortprov apply --python {self.python}  (installs the cuDNN wheel the plan pins); by hand: "
+                f'{p} install "onnxruntime-gpu[cuda,cudnn]" and call onnxruntime.preload_dlls() before '
+                "creating the session"
+            )
+        if code == "cuda-library-missing":
+            name = library or "CUDA"
+            return (
+                f"ortprov apply --python {self.python}  (installs the {name} wheel the plan pins); by hand: "
+                f'{p} install "onnxruntime-gpu[cuda,cudnn]" and call onnxruntime.preload_dlls()'
+            )
+        if code == "library-not-on-path":
+            by_hand = (
+                "add the folder holding the DLL to PATH"
+                if self.windows
+                else "export LD_LIBRARY_PATH=<folder holding the library>:$LD_LIBRARY_PATH"
+            )
+            return (
+                f"ortprov apply --python {self.python}  (installs the loader hook: a plain `import onnxruntime` "
+                f"then finds the NVIDIA wheels' libraries); in code: call onnxruntime.preload_dlls() before "
+                f"creating the session; or {by_hand}"
+            )
+        if code == "loader-hook-failed":
+            return (
+                f"ortprov verify --python {self.python} --json  shows the hook's status (loader_hook); "
+                f"`ortprov apply --python {self.python}` rewrites the hook"
+            )
+        if code == "tensorrt-missing":
+            return (
+                f"ortprov apply --python {self.python} --tensorrt  (installs the TensorRT packages the build's "
+                "provider was built against; `ortprov plan --tensorrt` names them), or drop "
+                "TensorrtExecutionProvider and use CUDAExecutionProvider"
+            )
+        if code == "no-driver":
+            if self.windows:
+                return "install the NVIDIA driver (https://www.nvidia.com/Download/index.aspx), then `ortprov doctor`"
+            return (
+                "install the NVIDIA driver (`sudo ubuntu-drivers install` on Ubuntu); in a container, run "
+                "it with "
+                "`docker run --gpus all ...` (NVIDIA Container Toolkit)"
+            )
+        if code == "driver-library-mismatch":
+            return (
+                "the kernel driver and its user-space libraries differ after an upgrade: reboot (or "
+                "reload nvidia modules)"
+            )
+        if code == "gpu-hidden":
+            return (
+                "start the container with `docker run --gpus all ...` (Kubernetes: request "
+                "nvidia.com/gpu), and "
+                "`unset CUDA_VISIBLE_DEVICES` or set it to a valid index (export CUDA_VISIBLE_DEVICES=0)"
+            )
+        if code == "driver-too-old":
+            return (
+                "upgrade the NVIDIA driver to one that supports the build's CUDA version, or install a "
+                "build for the "
+                f"CUDA your driver has: ortprov plan --python {self.python} (it reads the driver) then "
+                "ortprov apply"
+            )
+        if code == "cpu-package-only":
+            return (
+                f"ortprov apply --python {self.python}  (or: {p} uninstall -y onnxruntime && "
+                f"{p} install onnxruntime-gpu)"
+            )
+        if code == "cpu-and-gpu-installed":
+            return (
+                f"{p} uninstall -y onnxruntime onnxruntime-gpu && {p} install onnxruntime-gpu  "
+                f"(or ortprov apply --python {self.python}, which does exactly this)"
+            )
+        if code == "cuda-major-mismatch":
+            return (
+                f"ortprov plan --python {self.python}  picks the build for the CUDA major you have; "
+                f"ortprov apply installs it (or install torch/NVIDIA wheels for the build's CUDA major)"
+            )
+        if code == "unsupported-gpu-arch":
+            return (
+                "this build has no kernels for the GPU's compute capability: ortprov plan --python "
+                f"{self.python} chooses a build that supports it (newer GPUs need newer builds, older GPUs "
+                "older ones)"
+            )
+        if code == "msvc-runtime-missing":
+            return "install the Microsoft Visual C++ Redistributable: https://aka.ms/vs/17/release/vc_redist.x64.exe"
+        if code == "zlibwapi-missing":
+            return (
+                "zlibwapi.dll is needed by older cuDNN releases on Windows; newer ones bundle zlib: "
+                f"ortprov apply --python {self.python}  (installs the cuDNN wheel the plan pins), or put "
+                "zlibwapi.dll next to the cuDNN DLLs"
+            )
+        if code == "gpu-out-of-memory":
+            return (
+                "free GPU memory (other processes: `nvidia-smi`), lower the batch size, or cap ONNX "
+                "Runtime with the "
+                "CUDA provider options {'gpu_mem_limit': N, 'arena_extend_strategy': 'kSameAsRequested'}"
+            )
+        if code == "cuda-context-conflict":
+            return (
+                "do not `import pycuda.autoinit` next to ONNX Runtime: create one context (cuda.Device(0)."
+                "make_context()), push it around TensorRT calls and pop it after; or run the engines in "
+                "separate "
+                "processes"
+            )
+        if code == "no-wheel-for-platform":
+            return (
+                f"ortprov plan --python {self.python}  lists the platforms and Pythons each build has "
+                "wheels for; "
+                "use a supported Python (e.g. via `uv venv --python 3.12`) or Linux x86_64/aarch64 or "
+                "Windows x64"
+            )
+        if code == "gpu-slower-than-cpu":
+            return (
+                "ortprov verify --model MODEL.onnx --dim NAME=N  (times your model on GPU vs CPU); avoid "
+                "per-call "
+                "host<->device copies with IOBinding, warm up before timing, and batch small inputs"
+            )
+        if code == "nodes-on-cpu":
+            return (
+                "run with SessionOptions.log_severity_level = 1 to see which nodes fall back to the CPU; "
+                "newer onnxruntime-gpu builds cover more operators (ortprov plan)"
+            )
+        if code == "gpu-provider-failed":
+            return (
+                f"ortprov doctor --python {self.python}  on the failing machine names the missing piece "
+                "(most often "
+                "cuDNN or a CUDA library not on the loader path)"
+            )
+        if code == "onnxruntime-not-installed":
+            return f"ortprov apply --python {self.python}  (or: {p} install onnxruntime-gpu)"
+        if code == "package-files-missing":
+            return (
+                f"ortprov apply --python {self.python}  (removes onnxruntime and installs it afresh); by hand: "
+                f"{p} uninstall -y onnxruntime onnxruntime-gpu && {p} install onnxruntime-gpu"
+            )
+        if code == "gpu-results-differ":
+            return (
+                "report the versions (ortprov detect --json) upstream; try another onnxruntime-gpu build with "
+                "ortprov plan --ort SPEC"
+            )
+        return f"ortprov doctor --python {self.python}"

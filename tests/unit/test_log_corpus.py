@@ -1,0 +1,91 @@
+"""The log corpus (tests/data/logs, labelled in corpus.json, described in SOURCES.md): its completeness, its
+coverage, and the log reader's score on it, printed (`pytest -s`).
+
+Scores (defined in SOURCES.md): top-1 = the first finding's code is one of the log's `codes` (no codes: no finding);
+primary-cause-only = the first finding's code is the log's `primary` (null: no finding).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from provisioner.doctor import analyze_log
+from provisioner.findings import CODES
+from provisioner.matrix.load import load_matrix
+
+LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
+CORPUS: dict[str, dict] = json.loads((LOGS / "corpus.json").read_text(encoding="utf-8"))
+# before issue 11: 113/169 (66.9%); the evidence rewrite 145/169 (85.8%); provider lists read as lists, wrapped
+# lines, ldd, old DLL suffixes, timings of the two packages: 163/169 (96.4%). The issue asks 0.90.
+TOP1_TARGET = 0.95
+# Codes no user can have posted (ortprov's own verify child and loader hook): SOURCES.md says why.
+NO_REAL_LOGS = {"loader-hook-failed", "verify-crashed", "verify-timeout", "verify-failed"}
+
+
+def first_code(name: str) -> str | None:
+    """The code `ortprov doctor --log` puts first for this log (with the shipped matrix, as the command runs)."""
+    text = (LOGS / name).read_text(encoding="utf-8", errors="replace")
+    findings = analyze_log(text, matrix=load_matrix(use_cache=False))
+    return findings[0].code if findings else None
+
+
+def score() -> tuple[int, int, list[str]]:
+    """(top-1 right, primary right, one line per log the primary is missed for)."""
+    top1 = primary = 0
+    missed = []
+    for name, entry in sorted(CORPUS.items()):
+        first = first_code(name)
+        top1 += first in entry["codes"] if entry["codes"] else first is None
+        primary += first == entry["primary"]
+        if first != entry["primary"]:
+            mark = "top-1 ok" if (first in entry["codes"] if entry["codes"] else first is None) else "MISS"
+            missed.append(f"  {mark:8} {name}: got {first}, primary {entry['primary']}, codes {entry['codes']}")
+    return top1, primary, missed
+
+
+def test_every_log_has_an_entry_and_every_entry_a_log():
+    assert {p.name for p in LOGS.glob("*.log")} == set(CORPUS)
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_entry_is_well_formed(name: str):
+    entry = CORPUS[name]
+    assert set(entry) == {"source", "language", "caller", "real", "primary", "codes", "why"}
+    assert entry["source"].strip() and entry["why"].strip()
+    assert entry["language"] in ("en", "zh", "mixed")
+    assert entry["caller"] in ("python", "c", "cpp", "csharp", "java", "rust", "node", "unknown")
+    assert set(entry["codes"]) <= set(CODES) and len(set(entry["codes"])) == len(entry["codes"])
+    assert entry["primary"] == (entry["codes"][0] if entry["codes"] else None)
+
+
+def test_coverage():
+    real = {name: e for name, e in CORPUS.items() if e["real"]}
+    primary = Counter(e["primary"] for e in real.values())
+    listing = Counter(code for e in real.values() for code in e["codes"])
+    print(f"\n{len(CORPUS)} logs, {len(real)} real")
+    print("languages (real):", dict(Counter(e["language"] for e in real.values())))
+    print("callers (real):", dict(Counter(e["caller"] for e in real.values())))
+    print(f"{'code':28} primary listing")
+    for code in CODES:
+        print(f"{code:28} {primary[code]:7} {listing[code]:7}")
+    print(f"{'(nothing wrong)':28} {primary[None]:7}")
+    assert len(real) >= 100
+    assert sum(1 for e in real.values() if e["language"] == "zh") >= 10
+    assert sum(1 for e in real.values() if e["caller"] not in ("python", "unknown")) >= 10
+    thin = [code for code in CODES if code not in NO_REAL_LOGS and listing[code] < 3]
+    assert not thin, f"codes with fewer than 3 real logs: {thin}"
+
+
+def test_score_on_the_corpus():
+    top1, primary, missed = score()
+    total = len(CORPUS)
+    print(
+        f"\nlog reader on {total} logs: top-1 {top1}/{total} ({top1 / total:.1%}), "
+        f"primary-cause-only {primary}/{total} ({primary / total:.1%})"
+    )
+    print("\n".join(missed))
+    assert top1 / total >= TOP1_TARGET
