@@ -6,6 +6,7 @@ EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_BAD_INPUT = 2
 EXIT_NO_PLAN = 3
+EXIT_INTERNAL = 70  # a bug in ortprov (sysexits.h EX_SOFTWARE): never a user's mistake, never a check's verdict
 
 
 class OrtprovError(Exception):
@@ -41,3 +42,18 @@ class NoCompatiblePlan(OrtprovError):
     def __init__(self, message: str, rejected: list | None = None, hint: str | None = None) -> None:
         super().__init__(message, hint)
         self.rejected = rejected or []
+
+
+class InternalError(OrtprovError):
+    """An exception ortprov did not expect (a bug): one line naming it instead of a traceback."""
+
+    exit_code = EXIT_INTERNAL
+
+    @classmethod
+    def of(cls, exc: BaseException) -> InternalError:
+        """The error line for an unexpected exception."""
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return cls(
+            f"internal error (a bug in ortprov): {type(exc).__name__}" + (f": {text}" if text else ""),
+            hint="please report it, with the output of the same command run with ORTPROV_TRACEBACK=1",
+        )

@@ -7,7 +7,8 @@ Produced by `provisioner.probe` on a real machine (`ortprov detect --json`), loa
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 from provisioner.errors import BadInput
@@ -16,6 +17,8 @@ from provisioner.serde import from_jsonable, to_jsonable
 FACTS_SCHEMA_VERSION = 1
 
 PLATFORM_TAGS = ("linux-x86_64", "linux-aarch64", "windows-amd64")
+
+HOST_FILE_MAX_BYTES = 8 * 1024 * 1024  # a detect of a big machine is tens of KB
 
 
 @dataclass(frozen=True)
@@ -208,24 +211,72 @@ class HostFacts:
                 hint="upgrade ortprov, or re-create the file with this version's `ortprov detect --json`",
             )
         try:
-            return from_jsonable(cls, data)
-        except ValueError as exc:
+            facts = from_jsonable(cls, data)
+            _check_versions(facts, "$")
+        except (ValueError, RecursionError) as exc:
             raise BadInput(f"{origin} is malformed: {exc}", hint="re-create it with `ortprov detect --json`") from None
+        return facts
+
+
+# The fields that hold versions, and what each must look like: the planner compares them as numbers.
+_DOTTED = re.compile(r"^\d+(\.\d+)*$")  # 580.65.06, 13.0, 2.36
+_LEADING = re.compile(r"^\d+(\.\d+)*")  # 3.12.3, 1.20.0rc1, 2.3.0+cu121: starts with one
+_CC = re.compile(r"^\d+\.\d+$")  # 8.6
+_VERSION_FIELDS: dict[str, tuple[re.Pattern[str], str]] = {
+    "DriverInfo.version": (_DOTTED, "an NVIDIA driver version such as 580.65.06"),
+    "DriverInfo.cuda_version": (_DOTTED, "a CUDA version such as 13.0"),
+    "Gpu.compute_capability": (_CC, "a compute capability such as 8.6"),
+    "PythonInfo.version": (_LEADING, "a Python version such as 3.12.3"),
+    "PlatformInfo.glibc": (_DOTTED, "a glibc version such as 2.36"),
+    "OrtDist.version": (_LEADING, "a version"),
+    "OrtDist.cuda_version": (_DOTTED, "a CUDA version"),
+    "OrtDist.cudnn_version": (_DOTTED, "a cuDNN version"),
+    "TorchInfo.version": (_LEADING, "a version"),
+    "TorchInfo.cuda_version": (_DOTTED, "a CUDA version"),
+    "NvidiaWheel.version": (_LEADING, "a version"),
+    "LibraryHit.major": (_DOTTED, "a major version"),
+}
+
+
+def _check_versions(node: object, path: str) -> None:
+    """ValueError naming the field when a version field of the facts does not parse as one."""
+    if isinstance(node, tuple):
+        for index, item in enumerate(node):
+            _check_versions(item, f"{path}[{index}]")
+        return
+    if not is_dataclass(node):
+        return
+    for item in fields(node):
+        value = getattr(node, item.name)
+        rule = _VERSION_FIELDS.get(f"{type(node).__name__}.{item.name}")
+        if rule and isinstance(value, str) and not rule[0].match(value.strip()):
+            raise ValueError(f"{path}.{item.name}: {value!r} is not {rule[1]}")
+        _check_versions(value, f"{path}.{item.name}")
 
 
 def load_host_file(path: str | Path) -> HostFacts:
     """Read a saved host file, with clear errors for missing or malformed files."""
     file = Path(path)
+    create = "create one with `ortprov detect --json > host.json`"
     try:
-        text = file.read_text(encoding="utf-8")
+        with file.open("rb") as stream:
+            raw = stream.read(HOST_FILE_MAX_BYTES + 1)
     except FileNotFoundError:
-        raise BadInput(
-            f"host file {str(file)!r} does not exist", hint="create one with `ortprov detect --json > host.json`"
-        ) from None
+        raise BadInput(f"host file {str(file)!r} does not exist", hint=create) from None
+    except IsADirectoryError:
+        raise BadInput(f"host file {str(file)!r} is a folder", hint=create) from None
     except OSError as exc:
-        raise BadInput(f"cannot read host file {str(file)!r}: {exc.strerror}") from None
+        raise BadInput(f"cannot read host file {str(file)!r}: {exc.strerror or exc}") from None
+    if len(raw) > HOST_FILE_MAX_BYTES:
+        raise BadInput(
+            f"host file {str(file)!r} is larger than {HOST_FILE_MAX_BYTES // 2**20} MiB: not a host file", hint=create
+        )
     try:
-        data = json.loads(text)
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadInput(f"host file {str(file)!r} is not text (not UTF-8): not a host file", hint=create) from None
     except json.JSONDecodeError as exc:
         raise BadInput(f"host file {str(file)!r} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:
+        raise BadInput(f"host file {str(file)!r} is nested too deeply: not a host file", hint=create) from None
     return HostFacts.from_dict(data, origin=f"host file {str(file)!r}")

@@ -138,7 +138,8 @@ def plan_source(
     def get(target_python: str | None, target_minor: str | None) -> Plan:
         if saved is not None:
             return for_target(saved, target_python)
-        return for_target(fresh_plan(options_for_target(options, target_python, target_minor)), target_python)
+        planning = options_for_target(options, target_python, target_minor)
+        return for_target(fresh_plan(planning, "apply"), target_python)
 
     return get
 
@@ -163,7 +164,7 @@ def for_target(plan: Plan, target_python: str | None) -> Plan:
     return retarget(plan, (report,))
 
 
-def fresh_plan(options: PlanningOptions) -> Plan:
+def fresh_plan(options: PlanningOptions, command: str) -> Plan:
     """Plan with the shipped (or refreshed) matrix, its notices on stderr."""
     from provisioner.commands.planning import plan_for
     from provisioner.matrix.load import load_matrix
@@ -172,7 +173,7 @@ def fresh_plan(options: PlanningOptions) -> Plan:
     matrix = load_matrix()
     for notice in matrix.notices:
         note(notice)
-    return plan_for(options, matrix)
+    return plan_for(options, matrix, command=command)
 
 
 def _confirm_fn() -> Any:
@@ -243,6 +244,7 @@ def download(
     json_output: bool,
 ) -> Downloaded:
     """Fill a wheelhouse for a plan."""
+    from provisioner.commands.options import make_folder
     from provisioner.installer.flow import run_download
     from provisioner.render.apply import Downloaded
 
@@ -251,7 +253,8 @@ def download(
         refuse_beside_saved_plan(planning, f"--plan {plan_file}", DOWNLOAD_WHEELS)
         plan = read_plan_file(plan_file)
     else:
-        plan = fresh_plan(planning)
+        plan = fresh_plan(planning, "download")
+    make_folder("--dest", dest)
     wheelhouse = run_download(
         plan,
         dest=dest,

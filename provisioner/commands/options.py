@@ -14,8 +14,10 @@ declarations, so a new planning option is refused beside `--plan FILE` without a
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
+import tempfile
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,12 +164,84 @@ def _http_url(value: str) -> None:
         raise BadInput(f"--index-url {value!r} is not an http(s) URL", hint="e.g. --index-url https://pypi.org/simple/")
 
 
-def _not_a_file(flag: str) -> Callable[[Any], None]:
+def _creatable_folder(flag: str) -> Callable[[Any], None]:
+    """A folder that exists or can be made: not a file, and under a folder this user can write to."""
+
     def check(value: Path | None) -> None:
-        if value is not None and value.exists() and not value.is_dir():
-            raise BadInput(f"{flag} {str(value)!r} is a file, not a folder")
+        if value is None:
+            return
+        path = value.expanduser().absolute()
+        try:
+            path.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        except (OSError, ValueError) as exc:  # a name too long, a loop of links
+            raise BadInput(f"{flag} {_shown(value)}: {getattr(exc, 'strerror', None) or exc}") from None
+        if path.exists():
+            if not path.is_dir():
+                raise BadInput(f"{flag} {str(value)!r} is a file, not a folder")
+            return
+        parent = path.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise BadInput(f"{flag} {str(value)!r} cannot be created: {str(parent)!r} is a file, not a folder")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise BadInput(
+                f"{flag} {str(value)!r} cannot be created: {str(parent)!r} is not writable",
+                hint="pick a folder you can write to",
+            )
+        try:  # the real test (root passes os.access on /proc and the like): make a folder there, and remove it
+            os.rmdir(tempfile.mkdtemp(prefix=".ortprov-", dir=parent))
+        except OSError as exc:
+            raise BadInput(
+                f"{flag} {str(value)!r} cannot be created in {str(parent)!r}: {exc.strerror or exc}",
+                hint="pick a folder you can write to",
+            ) from None
 
     return check
+
+
+def _given_path_error(exc: Exception, values: dict[str, Any]) -> BadInput | None:
+    """BadInput when `exc` is an OSError about a path the user gave (a name too long, a loop of links, a special
+    file system): that path is the mistake, not ortprov."""
+    if not isinstance(exc, OSError) or not exc.filename:
+        return None
+    failed = str(exc.filename)
+    for name, value in values.items():
+        for each in value if isinstance(value, list) else [value]:
+            if isinstance(each, (str, Path)) and str(each) and str(each).rstrip("/") in failed:
+                flag = _declared_flag(name)
+                shown = str(each) if len(str(each)) <= 80 else str(each)[:60] + "..."
+                return BadInput(f"{flag} {shown!r}: {exc.strerror or exc}", hint="pass another path")
+    return None
+
+
+def _declared_flag(name: str) -> str:
+    """The flag of a declared option (its longest spelling); a positional argument's metavar (MODEL)."""
+    declared = PLANNING.get(name) or OPTIONS.get(name)
+    if declared is not None and declared.flags:
+        return max(declared.flags, key=len)
+    return declared.metavar or name if declared is not None else f"--{name.replace('_', '-')}"
+
+
+def _shown(value: object) -> str:
+    """A value as an error line quotes it: repr, cut short."""
+    text = str(value)
+    return repr(text if len(text) <= 80 else text[:60] + "...")
+
+
+def make_folder(flag: str, path: Path) -> None:
+    """Create `path` (and its parents) now; BadInput naming the flag when that fails or it is not writable."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(
+            f"{flag} {str(path)!r}: cannot create the folder: {exc.strerror or exc}",
+            hint="pick a folder you can write to",
+        ) from None
+    if not os.access(path, os.W_OK):
+        raise BadInput(f"{flag} {str(path)!r} is not writable (a read-only file system?)", hint="pick another folder")
 
 
 # -- the declarations ----------------------------------------------------------------------------------------
@@ -392,6 +466,7 @@ OPTIONS: dict[str, Declared] = {
         None,
         "Target venv; created when missing (with --python X.Y's Python, else this one's).",
         "DIR",
+        _creatable_folder("--venv"),
     ),
     "system": Declared(("--system",), bool, False, "Allow an externally managed (PEP 668) interpreter."),
     "installer": Declared(
@@ -430,7 +505,7 @@ OPTIONS: dict[str, Declared] = {
         ("--keep",), bool, False, "Keep the installation when its verification fails (default: restore it)."
     ),
     "dest": Declared(
-        ("--dest",), Path, ..., "The wheelhouse folder (created when missing).", "DIR", _not_a_file("--dest")
+        ("--dest",), Path, ..., "The wheelhouse folder (created when missing).", "DIR", _creatable_folder("--dest")
     ),
     "glibc": Declared(("--glibc",), str | None, None, "Target glibc (default: the plan's host, else 2.28).", "X.Y"),
     # verify, doctor
@@ -610,6 +685,7 @@ def command(function: Callable[..., Result]) -> Callable[..., None]:
     parameters = [p for name in names for option, d in _declared(name).items() for p in d.parameters(option)]
 
     def run(**values: Any) -> None:
+        from provisioner.errors import InternalError
         from provisioner.render.output import show, show_error
 
         as_json = wants_json(values)
@@ -620,14 +696,25 @@ def command(function: Callable[..., Result]) -> Callable[..., None]:
                     kwargs[name] = planning_options(**{option: values[option] for option in PLANNING})
                 else:
                     kwargs[name] = OPTIONS[name].value(name, values)
-            result = function(**kwargs)
+            code = show(function(**kwargs), as_json=as_json)
         except OrtprovError as exc:
             sys.exit(show_error(exc, as_json=as_json, verbose=bool(values.get("verbose"))))
         except KeyboardInterrupt:
             interrupted = OrtprovError("interrupted")
             interrupted.exit_code = 130
             sys.exit(show_error(interrupted, as_json=as_json))
-        code = show(result, as_json=as_json)
+        except (BrokenPipeError, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug: one line (and with --json its object), not a traceback
+            from provisioner.render.output import stdout_failed, stdout_is_broken, traceback_if_asked
+
+            if isinstance(exc, OSError) and stdout_is_broken():
+                sys.exit(show_error(stdout_failed(exc), as_json=False))
+            given = _given_path_error(exc, values)
+            if given is not None:
+                sys.exit(show_error(given, as_json=as_json))
+            traceback_if_asked(exc)
+            sys.exit(show_error(InternalError.of(exc), as_json=as_json))
         if code:
             sys.exit(code)
 

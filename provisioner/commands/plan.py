@@ -29,7 +29,8 @@ Examples:
   ortprov plan --host a.json --host b.json -v    # one plan for both
   ortprov plan --ort 1.20 --cuda 12 --format requirements --hashes
 
-Exit codes: 0 a plan, 2 bad input, 3 no compatible build (the reasons are listed)."""
+Exit codes: 0 a plan, 2 bad input, 3 no compatible build (the reasons are listed), or a host with no NVIDIA
+driver (the hint shows how to plan for the GPU machine; --driver none plans without one)."""
 
 DOCKERFILE_HELP = f"""Print a Dockerfile for the planned build (same as `ortprov plan --format dockerfile`).
 
@@ -79,7 +80,7 @@ def planned(
     matrix = load_matrix()
     for notice in matrix.notices:
         note(notice)
-    the_plan = plan_for(options, matrix)
+    the_plan = plan_for(options, matrix, command="dockerfile" if fmt == "dockerfile" else "plan")
     assumed = the_plan.hosts[0].python
     if describes_machine(options) and options.python_version is None and assumed is not None:
         note(f"planned for Python {assumed.minor} (this interpreter's); pass --python X.Y for another")

@@ -10,6 +10,10 @@ Where the hosts come from:
   planning for another box); platform defaults to this machine's, Python to `--python X.Y` or this
   interpreter's version.
 - otherwise: this machine is probed (`--python PATH` picks the target interpreter), then flags override.
+
+A host with no NVIDIA driver (this machine, or a host file saved on one) has no GPU to plan for: unless
+`--driver` says what the GPU machine has (or `--driver none`: plan without a driver check), `plan_for` refuses
+with exit 3 and shows how to plan for the GPU machine (`without_driver`).
 """
 
 from __future__ import annotations
@@ -82,8 +86,12 @@ def apply_overrides(host: HostFacts, options: PlanningOptions) -> HostFacts:
     return host
 
 
-def plan_for(options: PlanningOptions, matrix: Matrix | None = None, detect: Detect | None = None) -> Plan:
-    """Resolve the hosts, load the matrix (unless given) and plan."""
+def plan_for(
+    options: PlanningOptions, matrix: Matrix | None = None, detect: Detect | None = None, command: str = "plan"
+) -> Plan:
+    """Resolve the hosts, load the matrix (unless given) and plan. NoCompatiblePlan when a host has no NVIDIA
+    driver and --driver did not name one (`command` is the command the hint shows)."""
+    from provisioner.errors import NoCompatiblePlan
     from provisioner.planner import make_plan
 
     request = request_from(options)
@@ -92,7 +100,40 @@ def plan_for(options: PlanningOptions, matrix: Matrix | None = None, detect: Det
         from provisioner.matrix.load import load_matrix
 
         matrix = load_matrix()
-    return make_plan(hosts, matrix, request)
+    try:  # first: bad input (`--cuda 99`) is exit 2 on every machine
+        plan = make_plan(hosts, matrix, request)
+    except NoCompatiblePlan:
+        without_driver(hosts, options, command)  # the missing driver explains it better
+        raise
+    without_driver(hosts, options, command)
+    return plan
+
+
+def without_driver(hosts: tuple[HostFacts, ...], options: PlanningOptions, command: str = "plan") -> None:
+    """NoCompatiblePlan (exit 3) for the first host with no NVIDIA driver, unless --driver was given: a plan
+    for a machine without a GPU would follow from whatever CUDA folder happens to be there. The hint shows how
+    to plan for the machine that has the GPU."""
+    from provisioner.errors import NoCompatiblePlan
+
+    if options.driver is not None:
+        return
+    for index, host in enumerate(hosts):
+        if host.driver.present:
+            continue
+        where = f"host file {options.host_files[index]!r}" if options.host_files else "this machine"
+        why = f" ({host.driver.error})" if host.driver.error else ""
+        run = f"ortprov {command}"
+        raise NoCompatiblePlan(
+            f"{where} has no NVIDIA driver{why}, so there is no GPU to plan for",
+            hint="plan for the machine that has the GPU, by its driver and compute capability\n"
+            "      (on it: nvidia-smi --query-gpu=driver_version,compute_cap --format=csv):\n"
+            f"        {run} --driver VERSION --gpu-cc {options.gpu_cc or 'X.Y'}\n"
+            "      or by its facts, saved there with `ortprov detect --json > gpu.json`:\n"
+            f"        {run} --host gpu.json\n"
+            f"      or for {'that host' if options.host_files else 'this machine'} anyway "
+            "(a build server; the driver is not checked):\n"
+            f"        {run} --driver none",
+        )
 
 
 # --- building facts from flags --------------------------------------------------------------------------
@@ -156,4 +197,4 @@ def _described_host(options: PlanningOptions) -> HostFacts:
     )
 
 
-__all__ = ["request_from", "describes_machine", "resolve_hosts", "apply_overrides", "plan_for"]
+__all__ = ["request_from", "describes_machine", "resolve_hosts", "apply_overrides", "plan_for", "without_driver"]

@@ -3,6 +3,7 @@ as it happens; what was done is returned (the command renders it), and failures 
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -99,48 +100,60 @@ def run_apply(
             plan = sourced(plan_source(None, version))
             _say(f"dry run: would create the venv {venv} (Python {version}), then install: " + " ".join(plan.install))
             return {"outcome": "dry-run", "create_venv": str(venv), "install": list(plan.install)}, None
+        existed = venv is not None and venv.expanduser().exists()
         target, installed = resolve_target(
             python, venv, system=system, python_version=python_version, uv=uv, create=not dry_run
         )
         if target.created:
             _say(f"created the venv {venv} (Python {target.version})")
-        # lock, settle what a killed apply left, then plan from the settled state (docs/transaction.md)
-        with locked(target, dry_run=dry_run) as session:
-            if session.recovered:
-                installed = distributions(target.python)
-            with session.guard.interruptible():
-                plan = sourced(plan_source(target.python, target.minor))
-            planned = _plan_python(plan)
-            if planned and planned != target.minor:
-                _say(f"warning: the plan was made for Python {planned}, the target is Python {target.minor}")
-            tool, uv_cmd = choose_installer(installer, target.has_pip)
-            verifier = Verifier(target.python, target.site_packages, plan, verify, verify_timeout, keep)
-            settings = ApplySettings(
-                tool=tool,
-                uv=uv_cmd,
-                verbose=verbose,
-                dry_run=dry_run,
-                yes=yes,
-                system=system,
-                confirm=confirm,
-                hook_files=_hook_files(plan),
-                check=verifier.check if verify and not dry_run else None,
-            )
-            _say(
-                f"plan: {plan.package} {plan.ort_version} (CUDA {plan.cuda_version}"
-                + (f", cuDNN {plan.cudnn_version}" if plan.cudnn_version else "")
-                + f") -> {target.python}"
-            )
-            try:
-                result = apply_plan(plan, target, installed, settings, session)
-            except ApplyFailed as failed:
-                failed.details = {"apply": failed.result, "verify": verifier.report}
-                raise
-            if verify and result.outcome == "unchanged":  # nothing changed, nothing to restore: just prove it
+        planned_ok = False
+        try:
+            # lock, settle what a killed apply left, then plan from the settled state (docs/transaction.md)
+            with locked(target, dry_run=dry_run) as session:
+                if session.recovered:
+                    installed = distributions(target.python)
                 with session.guard.interruptible():
-                    why = verifier.check()
-                if why:
-                    _say(f"{why}: apply changed nothing, so there is nothing to restore; `ortprov doctor` explains it")
+                    plan = sourced(plan_source(target.python, target.minor))
+                planned_ok = True
+                planned = _plan_python(plan)
+                if planned and planned != target.minor:
+                    _say(f"warning: the plan was made for Python {planned}, the target is Python {target.minor}")
+                tool, uv_cmd = choose_installer(installer, target.has_pip)
+                verifier = Verifier(target.python, target.site_packages, plan, verify, verify_timeout, keep)
+                settings = ApplySettings(
+                    tool=tool,
+                    uv=uv_cmd,
+                    verbose=verbose,
+                    dry_run=dry_run,
+                    yes=yes,
+                    system=system,
+                    confirm=confirm,
+                    hook_files=_hook_files(plan),
+                    check=verifier.check if verify and not dry_run else None,
+                )
+                _say(
+                    f"plan: {plan.package} {plan.ort_version} (CUDA {plan.cuda_version}"
+                    + (f", cuDNN {plan.cudnn_version}" if plan.cudnn_version else "")
+                    + f") -> {target.python}"
+                )
+                try:
+                    result = apply_plan(plan, target, installed, settings, session)
+                except ApplyFailed as failed:
+                    failed.details = {"apply": failed.result, "verify": verifier.report}
+                    raise
+                if verify and result.outcome == "unchanged":  # nothing changed, nothing to restore: just prove it
+                    with session.guard.interruptible():
+                        why = verifier.check()
+                    if why:
+                        _say(
+                            f"{why}: apply changed nothing, so there is nothing to restore; "
+                            "`ortprov doctor` explains it"
+                        )
+        except OrtprovError:
+            if not planned_ok and target.created and venv is not None and not existed:  # no plan: no empty venv
+                shutil.rmtree(venv.expanduser(), ignore_errors=True)
+                _say(f"removed the venv {venv} again: there is no plan to install into it")
+            raise
         report = verifier.report
     return result, report
 

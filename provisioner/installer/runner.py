@@ -25,6 +25,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from provisioner.installer import progress
+
 OUTPUT_LINES_SHOWN = 25
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 PR_SET_PDEATHSIG = 1
@@ -208,6 +210,7 @@ def run_command(
         preexec_fn=_die_with_parent(),  # only prctl, resolved before the fork
     )
     lines: list[str] = []
+    status = progress.watch(proc.pid) if echo is None else None  # a status line on a terminal (progress.py)
     try:
         if on_start is not None:
             on_start(proc.pid)
@@ -216,10 +219,15 @@ def run_command(
             lines.append(line.rstrip("\n"))
             if echo:
                 echo(line.rstrip("\n"))
+            elif status:
+                status.saw(line)
         returncode = proc.wait()
     except BaseException:
         _stop(proc)
         raise
+    finally:
+        if status:
+            status.stop()
     return CommandResult(tuple(argv), returncode, "\n".join(lines))
 
 

@@ -50,6 +50,14 @@ def find_interpreter(python: str | None, env: Mapping[str, str] | None = None) -
     if python is None:
         return active_interpreter(env) or sys.executable
     path = Path(python).expanduser()
+    try:
+        path.stat()
+    except FileNotFoundError:
+        pass  # a command on PATH, or nothing: below
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a loop of links, no permission
+        shown = repr(python if len(python) <= 80 else python[:60] + "...")
+        reason = getattr(exc, "strerror", None) or exc
+        raise BadInput(f"--python {shown} cannot be read: {reason}", hint=NOT_WORKING_HINT) from None
     if path.is_dir():
         inside = interpreter_in(path)
         if inside:

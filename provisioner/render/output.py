@@ -9,7 +9,9 @@ text, and this module writes it.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -44,12 +46,145 @@ def to_json_text(data: Any) -> str:
 
 
 def show(result: Result, *, as_json: bool) -> int:
-    """Print the result on stdout (its JSON with --json, else its text); its exit code."""
+    """Print the result on stdout (its JSON with --json, else its text); its exit code. BadInput when stdout
+    cannot take it (a full disk, /dev/full); a reader that went away (BrokenPipeError) is cli.main's."""
     text = to_json_text(result.data()) if as_json else result.text()
     if text:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
+        write_stdout(text if text.endswith("\n") else text + "\n")
     return result.exit_code
+
+
+def write_stdout(text: str) -> None:
+    """Write and flush stdout; BadInput (and stdout silenced) when it cannot be written."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise stdout_failed(exc) from None
+
+
+def stdout_failed(exc: OSError) -> OrtprovError:
+    """The error for a stdout that refused the result; stdout then writes to /dev/null, so that the flush at
+    exit cannot fail again."""
+    from provisioner.errors import BadInput
+
+    _silence(sys.stdout)
+    return BadInput(
+        f"cannot write the result to stdout: {exc.strerror or exc}",
+        hint="send it to a file on a disk with room, or to /dev/null",
+    )
+
+
+def stdout_is_broken() -> bool:
+    """True once a write to stdout failed (a full disk, /dev/full), whoever wrote (the help of click too), or
+    when what it holds cannot be flushed now."""
+    if getattr(sys.stdout, "failed", False):
+        return True
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return False
+    except OSError:
+        return True
+    return False
+
+
+def prepare_streams() -> None:
+    """Before any command: a closed stdin or stderr becomes /dev/null (so that no file opened later takes its
+    descriptor), stderr drops what it cannot write (a progress line lost to a full disk is no error), and a
+    closed stdout is refused (BadInput): the result would be lost."""
+    from provisioner.errors import BadInput
+
+    if sys.stdin is None:
+        sys.stdin = open(_to_devnull(0), encoding="utf-8", closefd=False)  # noqa: SIM115 - lives as long as we do
+    if sys.stderr is None:
+        sys.stderr = open(_to_devnull(2), "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    if not isinstance(sys.stderr, _Forgiving):
+        sys.stderr = _Forgiving(sys.stderr)
+    if sys.stdout is not None and not isinstance(sys.stdout, _Watched):
+        with contextlib.suppress(AttributeError, ValueError):  # a name from argv that is not UTF-8: its bytes
+            sys.stdout.reconfigure(errors="surrogateescape")  # type: ignore[union-attr]
+        sys.stdout = _Watched(sys.stdout)
+    if sys.stdout is None:
+        sys.stdout = open(_to_devnull(1), "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        raise BadInput(
+            "stdout is closed: ortprov writes its result there",
+            hint="redirect it instead of closing it: `> result.txt`, or `> /dev/null` to drop it",
+        )
+
+
+def _to_devnull(fd: int) -> int:
+    """Point descriptor `fd` at /dev/null; `fd`."""
+    null = os.open(os.devnull, os.O_RDWR)
+    if null != fd:
+        os.dup2(null, fd)
+        os.close(null)
+    return fd
+
+
+class _Stream:
+    """A text stream's stand-in that delegates everything it does not define."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class _Watched(_Stream):
+    """stdout that remembers a failed write (`failed`), even one that a library swallowed; the OSError still
+    propagates (a reader gone away, EPIPE, is not remembered: cli.main ends that run quietly)."""
+
+    failed = False
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except OSError as exc:
+            self._fail(exc)
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            self._fail(exc)
+            raise
+
+    def _fail(self, exc: OSError) -> None:
+        if not isinstance(exc, BrokenPipeError):
+            self.failed = True
+
+
+def _silence(stream: Any) -> None:
+    """Point the stream's descriptor at /dev/null and flush what it held there."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return
+    _to_devnull(fd)
+    with contextlib.suppress(OSError):
+        stream.flush()
+
+
+class _Forgiving(_Stream):
+    """stderr that drops what it cannot write (ENOSPC, EPIPE, EIO) and then writes to /dev/null."""
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except OSError:
+            _silence(self._stream)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            _silence(self._stream)
 
 
 def error_object(error: OrtprovError) -> dict[str, Any]:
@@ -69,17 +204,25 @@ def error_object(error: OrtprovError) -> dict[str, Any]:
 def show_error(error: OrtprovError, *, as_json: bool, verbose: bool = False) -> int:
     """The error line (and hint) on stderr; with --json also the error object on stdout; its exit code. In
     text, a failed plan's rejected candidates follow the error line (all of them with -v)."""
-    from provisioner.errors import NoCompatiblePlan
+    from provisioner.errors import NoCompatiblePlan, OrtprovError
 
-    if as_json:
-        sys.stdout.write(to_json_text(error_object(error)) + "\n")
-        sys.stdout.flush()
+    if as_json and not stdout_is_broken():
+        with contextlib.suppress(OrtprovError):  # the error line below says what failed
+            write_stdout(to_json_text(error_object(error)) + "\n")
     error_line(error.message, error.hint)
-    if isinstance(error, NoCompatiblePlan) and not as_json:
+    if isinstance(error, NoCompatiblePlan) and error.rejected and not as_json:
         from provisioner.render.plan import render_no_plan
 
         sys.stderr.write(render_no_plan(error, verbose) + "\n")
     return error.exit_code
+
+
+def traceback_if_asked(exc: BaseException) -> None:
+    """A bug's traceback on stderr, when ORTPROV_TRACEBACK is set (its error line says so)."""
+    if os.environ.get("ORTPROV_TRACEBACK"):
+        import traceback
+
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
 
 
 def error_line(message: str, hint: str | None = None) -> None:

@@ -545,19 +545,21 @@ def _cuda_image(plan: Plan, matrix: Matrix) -> tuple[DockerImage, str]:
     newer minor that runs through CUDA minor-version compatibility (each driver at or above the major's
     floor; code JIT-compiled from PTX then needs a driver that knows the newer minor)."""
     from provisioner.matrix.query import cuda_images
-    from provisioner.versions import at_least, vtuple
+    from provisioner.planner import driver_cuda_version
+    from provisioner.versions import driver_at_least, vtuple
 
     record = _require_cuda_major(plan, matrix)
     cudnn = plan.cudnn_version.split(".")[0] if plan.cudnn_version else None
     images = cuda_images(matrix, plan.cuda_version, plan.cudnn_version)
-    drivers = [h.driver for h in plan.hosts if h.driver.present and h.driver.version]
-    supported = [
-        i for i in images if all(vtuple(i.cuda_version)[:2] <= vtuple(d.cuda_version or "0")[:2] for d in drivers)
-    ]
+    hosts = [h for h in plan.hosts if h.driver.present and h.driver.version]
+    # the CUDA each driver supports: as reported, else from the matrix's driver floors (`--driver 580` names
+    # no CUDA version; the planner reads it the same way)
+    supports = [vtuple(driver_cuda_version(h, matrix) or "0")[:2] for h in hosts]
+    supported = [i for i in images if all(vtuple(i.cuda_version)[:2] <= cuda for cuda in supports)]
     if supported:
         return supported[0], ""
     floor = record.minor_compat_driver_linux
-    if images and floor and all(at_least(d.version or "0", floor) for d in drivers):
+    if images and floor and all(driver_at_least(h.driver.version or "0", floor) for h in hosts):
         image = images[0]
         return image, (
             f"CUDA {image.cuda_version} is newer than the target driver supports; it runs through CUDA "

@@ -1,4 +1,4 @@
-"""Colour for the text renderers: only on a terminal, never with NO_COLOR (https://no-color.org)."""
+"""Colour for the text renderers: only on a terminal, never with NO_COLOR (https://no-color.org) or TERM=dumb."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 
 def color_enabled(stream: Any = None) -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org) or TERM is dumb."""
     stream = stream or sys.stdout
-    if os.environ.get("NO_COLOR"):
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
         return False
     return bool(getattr(stream, "isatty", lambda: False)())
 

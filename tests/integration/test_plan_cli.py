@@ -152,7 +152,7 @@ def test_malformed_host_file(cache_dir: Path, tmp_path: Path) -> None:
 
 def test_host_files_and_flags_override_them(cache_dir: Path) -> None:
     cpu = str(HOSTS / "cpu-dev-machine.json")
-    plain = json.loads(run_ortprov("plan", "--json", "--host", cpu, cache=cache_dir).stdout)
+    plain = json.loads(run_ortprov("plan", "--json", "--host", cpu, "--driver", "none", cache=cache_dir).stdout)
     assert plain["uninstall"] == ["onnxruntime"]  # the CPU package shadows onnxruntime-gpu
     assert plain["host"]["driver"]["present"] is False
     result = run_ortprov("plan", "--json", "--host", cpu, "--driver", "535.104.05", "--gpu-cc", "8.0", cache=cache_dir)
@@ -180,7 +180,10 @@ def test_saved_host_files_plan_or_explain(cache_dir: Path, path: Path) -> None:
     result = run_ortprov("plan", "--json", "--host", str(path), cache=cache_dir)
     assert result.returncode in (0, 3), result.stderr
     data = json.loads(result.stdout)
-    assert ("ort_version" in data) if result.returncode == 0 else data["rejected"]
+    if result.returncode == 0:
+        assert "ort_version" in data
+    else:
+        assert data["rejected"] or "no NVIDIA driver" in data["error"]
 
 
 def test_recipe_formats_come_from_the_same_plan(cache_dir: Path) -> None:
@@ -194,9 +197,46 @@ def test_recipe_formats_come_from_the_same_plan(cache_dir: Path) -> None:
     assert same.stdout == dockerfile.stdout
 
 
+def test_a_machine_without_a_driver_gets_no_plan_but_the_way_to_one(cache_dir: Path, tmp_path: Path) -> None:
+    """Issue 14: this machine has no NVIDIA driver (a CUDA folder may be there): exit 3, one line saying so, and a
+    hint showing how to plan for the GPU machine; the same for a host file saved on such a machine."""
+    result = run_ortprov("plan", "--python", sys.executable, timeout=120, cache=cache_dir)
+    assert result.returncode == 3 and result.stdout == "", result.stderr
+    lines = result.stderr.splitlines()
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert len(errors) == 1 and errors[0].startswith("error: this machine has no NVIDIA driver"), result.stderr
+    assert errors[0].endswith("so there is no GPU to plan for")
+    hint = result.stderr[result.stderr.index("hint: ") :]
+    for shown in (
+        "nvidia-smi --query-gpu=driver_version,compute_cap",
+        "ortprov plan --driver VERSION --gpu-cc X.Y",
+        "ortprov detect --json > gpu.json",
+        "ortprov plan --host gpu.json",
+        "ortprov plan --driver none",
+    ):
+        assert shown in hint, hint
+    as_json = run_ortprov("plan", "--json", "--python", sys.executable, timeout=120, cache=cache_dir)
+    error = json.loads(as_json.stdout)
+    assert as_json.returncode == error["exit_code"] == 3 and error["rejected"] == []
+    assert error["error"].startswith("this machine has no NVIDIA driver")
+    cpu = str(HOSTS / "cpu-dev-machine.json")
+    saved = run_ortprov("plan", "--host", cpu, cache=cache_dir)
+    assert saved.returncode == 3 and f"host file {cpu!r} has no NVIDIA driver" in saved.stderr
+    assert "ortprov plan --driver none" in saved.stderr
+    described = run_ortprov("dockerfile", "--host", cpu, cache=cache_dir)
+    assert described.returncode == 3 and "ortprov dockerfile --host gpu.json" in described.stderr
+    venv = tmp_path / "new-venv"
+    applied = run_ortprov("apply", "--venv", str(venv), "-y", timeout=300, cache=cache_dir)
+    assert applied.returncode == 3 and "ortprov apply --driver VERSION" in applied.stderr, applied.stderr
+    assert not venv.exists()  # the venv it made to plan for is removed: no plan, nothing left behind
+    bad = run_ortprov("plan", "--cuda", "99", "--python", sys.executable, timeout=120, cache=cache_dir)
+    assert bad.returncode == 2, bad.stderr  # bad input first, as on a machine with a driver
+
+
 def test_probing_this_machine_plans_for_the_venv(cache_dir: Path) -> None:
-    """No flags: the real probe of this GPU-less machine and of the dev environment (CPU onnxruntime in it)."""
-    result = run_ortprov("plan", "--json", "--python", sys.executable, timeout=120, cache=cache_dir)
+    """`--driver none`: the real probe of this GPU-less machine and of the dev environment (CPU onnxruntime in it),
+    planned without a driver check (a build server)."""
+    result = run_ortprov("plan", "--json", "--python", sys.executable, "--driver", "none", timeout=120, cache=cache_dir)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert "onnxruntime" in data["uninstall"]
@@ -217,8 +257,24 @@ def test_a_saved_host_file_gives_the_same_plan_as_probing(cache_dir: Path, tmp_p
     assert detected.returncode == 0, detected.stderr
     saved = tmp_path / "this-box.json"
     saved.write_text(detected.stdout, encoding="utf-8")
-    from_file = json.loads(run_ortprov("plan", "--json", "--host", str(saved), cache=cache_dir).stdout)
-    probed = json.loads(run_ortprov("plan", "--json", "--python", venv_python, timeout=120, cache=cache_dir).stdout)
+    from_file = json.loads(
+        run_ortprov("plan", "--json", "--host", str(saved), "--driver", "none", cache=cache_dir).stdout
+    )
+    probed = json.loads(
+        run_ortprov("plan", "--json", "--python", venv_python, "--driver", "none", timeout=120, cache=cache_dir).stdout
+    )
     for data in (from_file, probed):
         del data["host"], data["hosts"]
     assert from_file == probed
+
+
+def test_dockerfile_cuda_base_for_a_driver_given_as_a_major_or_a_version() -> None:
+    """Issue 14, with the shipped matrix: `--driver 580` (no CUDA version reported) finds the CUDA 13 image the
+    matrix lists, and `--driver 580.65.06` is not called too old (no minor-version compatibility note)."""
+    h100 = ["--gpu-cc", "9.0", "--python", "3.12", "--platform", "linux-x86_64", "--base", "cuda"]
+    for driver in ("580", "580.65.06"):
+        result = run_ortprov("dockerfile", "--driver", driver, *h100)
+        assert result.returncode == 0, result.stderr
+        assert "BASE_IMAGE=nvidia/cuda:13.0" in result.stdout
+        header = "\n".join(line for line in result.stdout.splitlines() if line.startswith("#"))
+        assert "newer than the target driver supports" not in header and "minor-version" not in header
