@@ -18,7 +18,6 @@ from provisioner.tune.shapes import bucket_levels, changes, describe_feed, disti
 
 GPU_WINS_BY = 1.1  # the GPU "wins" when its score is at least this much better than the CPU's
 SEARCH_SHARE = 0.2  # per-shape search worth explaining: more than this share of the variant's score
-TRANSFER_SHARE = 0.3  # copies above this share of a bound run: transfer-bound
 SWITCH_SHARE = 0.5  # a change of shape worth explaining: its extra cost above this share of a steady run
 SWITCH_MIN_MS = 1.0  # ... and above this (timer noise)
 SMALL_RUN_MS = 3.0  # the CPU runs the model in less than this: too small for a GPU to win by much
@@ -211,8 +210,9 @@ def search_cost_ms(m: Measurement) -> float | None:
 def _explain(report: TuneReport, cpu: Measurement | None, best: Measurement | None) -> list[Explanation]:
     found: list[Explanation] = []
     default = report.measurement(plan.CUDA_DEFAULT.name)
-    if default is not None and not default.complete and default.status != "skipped":
+    if default is not None and not default.cold_ms and default.status != "skipped":
         found.append(Explanation("cuda-not-measured", f"CUDA did not run: {default.status}", (default.reason or "",)))
+    found += _cut_short(report)
     found += _switch(report)
     found += _search(report)
     found += _fallback(report)
@@ -221,6 +221,19 @@ def _explain(report: TuneReport, cpu: Measurement | None, best: Measurement | No
     found += _small(report, cpu, best)
     found += _padding(report)
     return found
+
+
+def _cut_short(report: TuneReport) -> list[Explanation]:
+    """Variants stopped early for being far slower than the best: measured in part (their first runs, their
+    shape switch), not missing."""
+    cut = [m for m in report.measurements if m.status == "cut-short" and m.cold_ms]
+    if not cut:
+        return []
+    title = (
+        f"{len(cut)} variant{'s were' if len(cut) > 1 else ' was'} stopped early for being far slower than the best: "
+        "measured in part (the first runs, the shape switch), not missing"
+    )
+    return [Explanation("cut-short", title, tuple(f"{m.variant.label}: {m.reason or m.status}" for m in cut))]
 
 
 def _search(report: TuneReport) -> list[Explanation]:
@@ -241,20 +254,25 @@ def _search(report: TuneReport) -> list[Explanation]:
         f"{new} new shapes: {total:.2f} s of its {plan.score(m) or 0:.2f} s"
         for m, algo, cost, new, total in costs
     )
-    worst = max(costs, key=lambda c: c[4])
-    if worst[4] < SEARCH_SHARE * (plan.score(worst[0]) or 1.0):
-        title = "a new input shape costs little here"
+    # the claim is about shapes that change: judged on the variants that meet more than one new shape
+    changing = [c for c in costs if c[3] > 1] or costs
+    m, _, _, _, total = max(changing, key=lambda c: c[4] / (plan.score(c[0]) or 1.0))
+    score = plan.score(m) or 1.0
+    share = f"{total:.2f} s of the {score:.2f} s total of {m.variant.label} ({total / score:.0%})"
+    if total < SEARCH_SHARE * score:
+        title = f"a new input shape costs little here: at most {share}"
         if worst_switch(report) is not None:
-            title = "a new input shape costs little more than a change to a shape seen before (shape-switch)"
+            title = (
+                f"a new input shape costs little more than a change to a shape seen before (shape-switch): "
+                f"at most {share}"
+            )
         return [Explanation("per-shape-cost", title, evidence)]
-    return [
-        Explanation(
-            "per-shape-search",
-            "every new input shape pays again for cuDNN's algorithm search (and the arena's growth): with shapes "
-            "that change per image, this first-run cost dominates",
-            evidence,
-        )
-    ]
+    how = "this first-run cost dominates:" if total > score / 2 else "this first-run cost takes"
+    title = (
+        "every new input shape pays again for cuDNN's algorithm search (and the arena's growth): with shapes "
+        f"that change per image, {how} {share}"
+    )
+    return [Explanation("per-shape-search", title, evidence)]
 
 
 def _fallback(report: TuneReport) -> list[Explanation]:
@@ -311,6 +329,45 @@ def worst_switch(report: TuneReport) -> tuple[Measurement, float, float] | None:
     return max(costly, key=lambda f: f[2]) if costly else None
 
 
+def _algorithm_only(m: Measurement) -> bool:
+    """An unpadded CUDA variant that differs from onnxruntime's defaults in its algorithm search alone."""
+    v = m.variant
+    return (
+        v.provider == "cuda"
+        and not v.pad_one
+        and not v.padded
+        and v.binding == "none"
+        and not v.session_options
+        and set(v.provider_options) <= {plan.ALGO}
+    )
+
+
+def headline_switches(report: TuneReport) -> list[tuple[str, Measurement, float, float]]:
+    """The switch costs worth a headline, each with its own label: onnxruntime's defaults, and the best search
+    mode without padding (the lowest total among the algorithm-only variants); the worst CUDA one when neither
+    costs anything worth noting."""
+    found: list[tuple[str, Measurement, float, float]] = []
+    switches = {f[0].variant.name: f for f in _switches(report) if switch_costly(f[1], f[2])}
+    default = switches.get(plan.CUDA_DEFAULT.name)
+    if default is not None:
+        found.append((f"with onnxruntime's defaults ({algorithm(default[0])})", *default))
+    modes = [
+        switches[m.variant.name]
+        for m in report.measurements
+        if m.variant.name in switches
+        and m.variant.name != plan.CUDA_DEFAULT.name
+        and _algorithm_only(m)
+        and plan.score(m) is not None
+    ]
+    if modes:
+        best = min(modes, key=lambda f: plan.score(f[0]) or 0.0)
+        found.append((f"under {algorithm(best[0])}, the best search mode without padding", *best))
+    worst = worst_switch(report)
+    if not found and worst is not None:
+        found.append((f"with {worst[0].variant.label}", *worst))
+    return found
+
+
 def _switch(report: TuneReport) -> list[Explanation]:
     found = _switches(report)
     if not found:
@@ -324,30 +381,36 @@ def _switch(report: TuneReport) -> list[Explanation]:
             f"alternating between two shapes seen before ({shapes}) {same + extra:.1f} ms a run: "
             f"{extra:+.1f} ms per change"
         )
-    worst = worst_switch(report)
-    if worst is None:
+    headlines = headline_switches(report)
+    if not headlines:
         title = "a change between shapes seen before costs nothing worth noting"
         return [Explanation("no-switch-cost", title, tuple(evidence))]
-    m, same, extra = worst
-    title = (
-        f"each change of input shape costs {extra:.0f} ms under {algorithm(m)}, even for shapes seen before; "
-        f"a steady run of one shape is {same:.1f} ms"
+    costs = "; ".join(
+        f"{extra:.0f} ms {label}, where one shape repeated takes {same:.1f} ms a run"
+        for label, _, same, extra in headlines
     )
+    title = f"each change of input shape, even to a shape seen before, costs {costs}"
     return [Explanation("shape-switch", title, tuple(evidence))]
 
 
 def _summary(report: TuneReport, cpu: Measurement | None, explanations: tuple[Explanation, ...]) -> str:
     """Where the time goes, in a sentence or two, from the measurements."""
     parts = []
-    worst = worst_switch(report)
-    if worst is not None:
-        m, same, extra = worst
+    headlines = headline_switches(report)
+    if headlines:
         n = changes(report.sequence)
-        parts.append(
-            f"Where the time goes: under {algorithm(m)} each of the {n} changes of input shape in a pass costs about "
+        label, m, same, extra = headlines[0]
+        sentence = (
+            f"Where the time goes: {label} each of the {n} changes of input shape in a pass costs about "
             f"{extra:.0f} ms (about {n * extra / 1000:.1f} s a pass), even between shapes seen before, while a run "
-            f"of one shape takes {same:.1f} ms."
+            f"of one shape takes {same:.1f} ms"
         )
+        for label, m, same, extra in headlines[1:]:
+            sentence += (
+                f"; {label} ({m.variant.label}) a change costs about {extra:.0f} ms "
+                f"(about {n * extra / 1000:.1f} s a pass) and a run of one shape {same:.1f} ms"
+            )
+        parts.append(sentence + ".")
     padded = [m for m in report.measurements if m.variant.pad_one and m.variant.provider == "cuda"]
     scored = [m for m in padded if plan.score(m) is not None]
     cpu_s = plan.score(cpu) if cpu is not None else None
@@ -412,11 +475,11 @@ def _transfer(report: TuneReport) -> list[Explanation]:
             f"{m.variant.label}, a warm pass: inputs to the GPU {copy_in:.1f} ms, compute {compute:.1f} ms, "
             f"outputs back {copy_out:.1f} ms ({share:.0%} copies)",
         )
-        if share > TRANSFER_SHARE:
-            return [
-                Explanation("transfer-bound", "the copies to and from the GPU cost more than the compute", evidence)
-            ]
-        return [Explanation("compute-bound", "the compute, not the copies, takes the time", evidence)]
+        if copy_in + copy_out > compute:
+            title = f"the copies to and from the GPU cost more than the compute ({share:.0%} of a warm pass)"
+            return [Explanation("transfer-bound", title, evidence)]
+        title = f"the compute takes most of a warm pass ({1 - share:.0%}); the copies to and from the GPU {share:.0%}"
+        return [Explanation("compute-bound", title, evidence)]
     return []
 
 

@@ -29,6 +29,8 @@ from provisioner.tune.report import (
 from provisioner.tune.variants import ALGO
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "tune" / "cls-cpu-recorded.json"
+# recorded on the H100 (`ortprov tune` of PP-OCRv4's detector, 24 image sizes; docs/gpu/h100-tune-2-det.txt)
+H100_DET = Path(__file__).resolve().parents[2] / "docs" / "gpu" / "h100-tune-2-det.json"
 DET_INPUT = TensorSpec("x", "tensor(float)", ("p2o.DynamicDimension.0", 3, "p2o.DynamicDimension.1", None))
 DET_OUTPUT = TensorSpec("sigmoid_0.tmp_0", "tensor(float)", ("p2o.DynamicDimension.0", 1, None, None))
 GPU_RUNTIME = Runtime(
@@ -326,12 +328,14 @@ def test_shape_switch_explained_and_padding_to_one_shape_wins_against_the_cpus_b
     explained = {e.code: e for e in analysis.explanations}
     title = explained["shape-switch"].title
     assert title == (
-        "each change of input shape costs 600 ms under EXHAUSTIVE, even for shapes seen before; "
-        "a steady run of one shape is 12.1 ms"
+        "each change of input shape, even to a shape seen before, costs 600 ms with onnxruntime's defaults "
+        "(EXHAUSTIVE), where one shape repeated takes 12.1 ms a run; 90 ms under HEURISTIC, the best search mode "
+        "without padding, where one shape repeated takes 9.1 ms a run"
     )
     assert any(line.startswith("CPU: one shape repeated 78.8 ms") for line in explained["shape-switch"].evidence)
     assert analysis.summary.startswith(
-        "Where the time goes: under EXHAUSTIVE each of the 24 changes of input shape in a pass costs about 600 ms"
+        "Where the time goes: with onnxruntime's defaults (EXHAUSTIVE) each of the 24 changes of input shape in a "
+        "pass costs about 600 ms"
     )
     assert "(EXHAUSTIVE) runs it in 3.14 s; the CPU's best (CPU) takes 3.94 s" in analysis.summary
     assert analysis.gpu_wins is True and analysis.best_cuda == "cuda-pad-one" and analysis.best_cpu == "cpu"
@@ -354,7 +358,7 @@ def test_no_switch_cost_says_so_and_the_cpus_best_is_the_bar() -> None:
     assert "no-switch-cost" in codes and "shape-switch" not in codes
     assert analysis.best_cpu == "cpu-pad-one"
     assert "the CPU's best (CPU, inputs padded to one shape)" in analysis.verdict
-    assert not analysis.summary.startswith("Where the time goes: under")
+    assert "changes of input shape" not in analysis.summary
 
 
 def test_fallback_lines_summarised_without_terminal_escapes() -> None:
@@ -392,3 +396,66 @@ def test_informative_variants_first_slow_ones_cut_and_a_cut_default_does_not_blo
     one = replace(report, sequence=(runs[0],) * 24, buckets=(), one_shape=None)
     skipped = {v.name: why for v, why in (p for p in variants.planned(one) if isinstance(p, tuple))}
     assert skipped["cuda-pad-one"] == "the sequence has one shape already"
+
+
+# -- recorded on the H100: docs/gpu/h100-tune-2-det.json ---------------------------------------------------------
+
+
+def h100_det() -> TuneReport:
+    return TuneReport.from_dict(json.loads(H100_DET.read_text())["report"])
+
+
+def test_h100_summary_names_the_defaults_and_the_best_search_mode_each_with_its_own_label() -> None:
+    analysis = analyse(h100_det())
+    assert analysis.summary.startswith(
+        "Where the time goes: with onnxruntime's defaults (EXHAUSTIVE) each of the 24 changes of input shape in a "
+        "pass costs about 549 ms (about 13.2 s a pass)"
+    )
+    assert (
+        "under HEURISTIC, the best search mode without padding (CUDA, cudnn_conv_algo_search HEURISTIC) a change "
+        "costs about 55 ms" in analysis.summary
+    )
+    assert "2891" not in analysis.summary  # prefer_nhwc's switch: evidence only
+    explained = {e.code: e for e in analysis.explanations}
+    switch = explained["shape-switch"]
+    assert "549 ms with onnxruntime's defaults (EXHAUSTIVE)" in switch.title and "2891" not in switch.title
+    assert any(
+        line.startswith("CUDA, cudnn_conv_algo_search HEURISTIC + prefer_nhwc (HEURISTIC)") and "+2890.6 ms" in line
+        for line in switch.evidence
+    )
+
+
+def test_h100_cut_short_variants_are_measured_in_part_not_missing() -> None:
+    analysis = analyse(h100_det())
+    explained = {e.code: e for e in analysis.explanations}
+    assert "cuda-not-measured" not in explained
+    cut = explained["cut-short"]
+    assert cut.title.startswith("4 variants were stopped early for being far slower than the best")
+    assert cut.evidence[0].startswith("CUDA, onnxruntime's defaults: stopped early: its first 16 of 24 runs took 8.4 s")
+    text = render_tune(h100_det(), analysis)
+    assert "did not run" not in text
+
+
+def test_h100_copies_at_37_percent_are_not_called_transfer_bound() -> None:
+    explained = {e.code: e for e in analyse(h100_det()).explanations}
+    assert "transfer-bound" not in explained
+    bound = explained["compute-bound"]
+    assert bound.title == "the compute takes most of a warm pass (63%); the copies to and from the GPU 37%"
+    assert "inputs to the GPU 61.3 ms, compute 141.9 ms, outputs back 20.4 ms (37% copies)" in bound.evidence[0]
+
+
+def test_h100_first_run_cost_is_a_share_not_said_to_dominate() -> None:
+    analysis = analyse(h100_det())
+    explained = {e.code: e for e in analysis.explanations}
+    assert "per-shape-search" not in explained
+    title = explained["per-shape-cost"].title
+    assert title.endswith("at most 0.56 s of the 4.05 s total of CUDA, cudnn_conv_algo_search HEURISTIC (14%)")
+    assert "dominates" not in render_tune(h100_det(), analysis)
+
+
+def test_first_run_cost_dominates_only_when_it_is_the_larger_part() -> None:
+    search = {e.code: e for e in analyse(gpu_report()).explanations}["per-shape-search"].title
+    # made up: the defaults' (EXHAUSTIVE) 24 first runs of 520 ms against steady runs of 8 ms: the larger part
+    assert search.endswith(
+        "this first-run cost dominates: 12.29 s of the 12.67 s total of CUDA, onnxruntime's defaults (97%)"
+    )
