@@ -9,6 +9,7 @@
     loader_hook.py      in the target's site-packages as _ortprov_loader (provisioner/installer/loader_hook.py)
     elf.py              shared: the one ELF reader (DT_NEEDED, RPATH, RUNPATH, SONAME)
     libnames.py         shared: the one table of CUDA library names
+    tensor_types.py     shared: onnxruntime's tensor types and the numpy dtypes that feed them
 
 Every program imports its siblings with the same lines:
 

@@ -37,21 +37,15 @@ import tempfile
 import time
 from typing import Any
 
+if __package__:  # a package member: provisioner.standalone (ortprov's tests)
+    from . import tensor_types
+else:  # run as a script: its folder is sys.path[0]
+    import tensor_types  # type: ignore[no-redef]
+
 MARK = "ortprov-tune-mark: "
 END = "ortprov-tune-end: "
 PROVIDERS = {"cuda": "CUDAExecutionProvider", "cpu": "CPUExecutionProvider"}
 DEVICES = {"cuda": "cuda", "cpu": "cpu"}
-NUMPY_TYPES = {
-    "tensor(float)": "float32",
-    "tensor(float16)": "float16",
-    "tensor(double)": "float64",
-    "tensor(int64)": "int64",
-    "tensor(int32)": "int32",
-    "tensor(int16)": "int16",
-    "tensor(int8)": "int8",
-    "tensor(uint8)": "uint8",
-    "tensor(bool)": "bool",
-}
 PROGRESS_EVERY_S = 1.0
 CPU_NODES_KEPT = 40
 
@@ -143,7 +137,7 @@ def input_specs(session: Any) -> list:
 
 def make_array(np: Any, spec: dict, dims: list, seed: int) -> Any:
     """Deterministic data of an input's type and these dims (images: values in [-1, 1], as normalised ones)."""
-    dtype = NUMPY_TYPES.get(spec["type"])
+    dtype = tensor_types.NUMPY_TYPES.get(spec["type"])
     if dtype is None:
         raise ValueError("input {!r} has type {}, which ortprov cannot generate".format(spec["name"], spec["type"]))
     rng = np.random.RandomState(seed)

@@ -20,10 +20,11 @@ import time
 from typing import Any
 
 if __package__:  # a package member: provisioner.standalone (ortprov's tests)
-    from . import elf, libnames
+    from . import elf, libnames, tensor_types
 else:  # run as a script: its folder is sys.path[0]
     import elf  # type: ignore[no-redef]
     import libnames  # type: ignore[no-redef]
+    import tensor_types  # type: ignore[no-redef]
 
 SCHEMA = 1
 STAGE_PREFIX = "ortprov-verify-stage: "
@@ -405,24 +406,6 @@ def _windows_modules() -> list:  # pragma: no cover - exercised on Windows only
 # ---------------------------------------------------------------- sessions
 
 
-NUMPY_TYPES = {
-    "tensor(float)": "float32",
-    "tensor(float16)": "float16",
-    "tensor(double)": "float64",
-    "tensor(int64)": "int64",
-    "tensor(int32)": "int32",
-    "tensor(int16)": "int16",
-    "tensor(int8)": "int8",
-    "tensor(uint8)": "uint8",
-    "tensor(uint16)": "uint16",
-    "tensor(uint32)": "uint32",
-    "tensor(uint64)": "uint64",
-    "tensor(bool)": "bool",
-    "tensor(bfloat16)": None,
-    "tensor(string)": None,
-}
-
-
 def make_inputs(session: Any, dims: dict, np: Any, result: dict[str, Any], label: str) -> dict:
     """Deterministic inputs for every model input; symbolic dimensions sized from --dim (default 1)."""
     rng = np.random.default_rng(0)
@@ -438,7 +421,7 @@ def make_inputs(session: Any, dims: dict, np: Any, result: dict[str, Any], label
             else:
                 shape.append(1)
                 result["warnings"].append(f"{label}: input {arg.name!r} dimension {dim!r} not sized by --dim; using 1")
-        dtype = NUMPY_TYPES.get(arg.type)
+        dtype = tensor_types.NUMPY_TYPES.get(arg.type)
         if dtype is None:
             raise RuntimeError(f"input {arg.name!r} has type {arg.type}, which ortprov cannot generate")
         if dtype.startswith("float"):

@@ -33,6 +33,7 @@ def test_the_folder_holds_the_programs_and_what_they_share() -> None:
         "libnames.py",
         "loader_hook.py",
         "packages_probe.py",
+        "tensor_types.py",
         "tune_child.py",
         "verify_child.py",
     ]
