@@ -18,18 +18,17 @@ if TYPE_CHECKING:
 
 TUNE_HELP = """Measure MODEL on the CPU and on CUDA with provider-option variants; say why the GPU wins or not.
 
-In a child process of the target Python, each variant in a fresh one: session creation, the first run of every
-new input shape, steady runs (a median and a spread), and the cost of a change between two shapes seen before.
-The variants, in this order: the CPU, CUDA with onnxruntime's defaults (EXHAUSTIVE), HEURISTIC, every input
-padded to one shape (EXHAUSTIVE, then with a CUDA graph) and the CPU on that padded workload, DEFAULT, the options
-RapidOCR 1.4.4 hard-codes, then one change at a time on the best algorithm search: inputs padded to shape
+In a child process of the target Python, each variant in a fresh one: session creation, the first run of every new
+input shape, steady runs (a median and a spread), and the cost of a change between two shapes seen before. The
+variants, in this order: the CPU, CUDA with onnxruntime's defaults (EXHAUSTIVE), HEURISTIC, every input padded to
+one shape (EXHAUSTIVE and HEURISTIC, each also with a CUDA graph) and the CPU on that padded workload, DEFAULT, the
+options RapidOCR 1.4.4 hard-codes, then one change at a time on the best algorithm search: inputs padded to shape
 buckets, I/O binding, prefer_nhwc, cudnn_conv_use_max_workspace, use_tf32, arena_extend_strategy, the graph
 optimisation level, CUDA graphs (one fixed shape); last, the changes that helped, together. A variant far slower
-than the best so far is stopped early (cut-short, its partial numbers kept). The default shapes follow the
-model's dynamic axes (images: 24 sizes, multiples of 32 between 480 and 1600). Then the verdict, the reasons from
-the measurements (the cost of a change of shape, per-shape search, nodes on the CPU, copies, a model too small)
-and the winning options for Python, RapidOCR and JSON (padding to one shape, when it wins, is your pipeline's
-part).
+than the best so far is stopped early (cut-short, its partial numbers kept). The default shapes follow the model's
+dynamic axes (images: 24 sizes, multiples of 32 between 480 and 1600). Then the verdict, the reasons from the
+measurements (the cost of a change of shape, per-shape search, nodes on the CPU, copies, a model too small) and the
+winning options for Python, RapidOCR and JSON (padding to one shape, when it wins, is your pipeline's part).
 
 Examples:
 

@@ -2,13 +2,13 @@
 
 The order is a coordinate search, the informative variants first and the known-slow ones late: the CPU (the bar
 to beat), CUDA with onnxruntime's defaults (what a user gets; EXHAUSTIVE), HEURISTIC, then inputs padded to ONE
-shape (the sequence's largest: one algorithm search, no change of shape; with EXHAUSTIVE, and with a CUDA graph,
-which a fixed shape allows) and the CPU on that same padded workload, DEFAULT, the report's options (RapidOCR
-1.4.4's, EXHAUSTIVE), then, on top of the best algorithm search (the base), one change at a time: padding to shape
-buckets, I/O binding, NHWC, the cuDNN workspace, TF32, the arena, the graph optimisation level, CUDA graphs (one
-fixed shape only); last, the changes that helped, together. A variant whose first pass already takes CUT_FACTOR
-times the best total so far is stopped there (`cut-short`, its partial numbers kept): a slow search cannot eat
-the budget.
+shape (the sequence's largest: one algorithm search, no change of shape; with EXHAUSTIVE and with HEURISTIC, each
+also with a CUDA graph, which a fixed shape allows) and the CPU on that same padded workload, DEFAULT, the
+report's options (RapidOCR 1.4.4's, EXHAUSTIVE), then, on top of the best algorithm search (the base), one change
+at a time: padding to shape buckets, I/O binding, NHWC, the cuDNN workspace, TF32, the arena, the graph
+optimisation level, CUDA graphs (one fixed shape only); last, the changes that helped, together. A variant whose
+first pass already takes CUT_FACTOR times the best total so far is stopped there (`cut-short`, its partial
+numbers kept): a slow search cannot eat the budget.
 
 `next_variant` is asked again after every measurement, so the plan follows the results; a variant the budget
 cannot pay for is recorded as skipped, never silently dropped.
@@ -62,6 +62,25 @@ PAD_ONE_GRAPH = Variant(
     pad_one=True,
     base=PAD_ONE.name,
     changes=(*PAD_ONE.changes, "enable_cuda_graph=1", "I/O binding (fixed buffers)"),
+)
+# The same with HEURISTIC: one search of a few milliseconds instead of EXHAUSTIVE's second (paid once per process).
+PAD_ONE_HEURISTIC = Variant(
+    "cuda-pad-one-heuristic",
+    "CUDA, inputs padded to one shape (HEURISTIC)",
+    "cuda",
+    {ALGO: "HEURISTIC"},
+    pad_one=True,
+    changes=(f"{ALGO}=HEURISTIC", "inputs padded to one shape"),
+)
+PAD_ONE_HEURISTIC_GRAPH = Variant(
+    "cuda-pad-one-heuristic-graph",
+    "CUDA, inputs padded to one shape (HEURISTIC) + CUDA graph",
+    "cuda",
+    {ALGO: "HEURISTIC", "enable_cuda_graph": "1"},
+    binding="fixed",
+    pad_one=True,
+    base=PAD_ONE_HEURISTIC.name,
+    changes=(*PAD_ONE_HEURISTIC.changes, "enable_cuda_graph=1", "I/O binding (fixed buffers)"),
 )
 CPU_PAD_ONE = Variant(
     "cpu-pad-one", "CPU, inputs padded to one shape", "cpu", pad_one=True, changes=("inputs padded to one shape",)
@@ -250,12 +269,21 @@ def planned(report: TuneReport) -> list[Variant | tuple[Variant, str]]:
     if not ran(default):
         why = f"CUDA with onnxruntime's defaults did not run ({default.status})"
         rest = [apply_change(CUDA_DEFAULT, c) for c in CHANGES]
-        cuda = (heuristic, PAD_ONE, PAD_ONE_GRAPH, algo_default, REPORT, *rest)
+        cuda = (
+            heuristic,
+            PAD_ONE,
+            PAD_ONE_GRAPH,
+            PAD_ONE_HEURISTIC,
+            PAD_ONE_HEURISTIC_GRAPH,
+            algo_default,
+            REPORT,
+            *rest,
+        )
         return plan + [(variant, why) for variant in cuda] + [(CPU_PAD_ONE, why)]
     conv = has_conv(report)
     plan.append(heuristic if conv else (heuristic, "the model has no convolution"))
     one = "the sequence has one shape already" if report.one_shape is None else None
-    for variant in (PAD_ONE, PAD_ONE_GRAPH, CPU_PAD_ONE):
+    for variant in (PAD_ONE, PAD_ONE_GRAPH, PAD_ONE_HEURISTIC, PAD_ONE_HEURISTIC_GRAPH, CPU_PAD_ONE):
         plan.append(variant if one is None else (variant, one))
     plan.append(algo_default if conv else (algo_default, "the model has no convolution"))
     plan.append(REPORT)

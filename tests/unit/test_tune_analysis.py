@@ -205,7 +205,14 @@ def test_recorded_cpu_run_round_trips_and_says_no_gpu_verdict() -> None:
 
 def with_pad_one(report: TuneReport) -> TuneReport:
     """The padded-to-one-shape variants measured (as slower than HEURISTIC: the changes still build on it)."""
-    extra = [measured(v, 700.0, 30.0) for v in (variants.PAD_ONE, variants.PAD_ONE_GRAPH, variants.CPU_PAD_ONE)]
+    padded = (
+        variants.PAD_ONE,
+        variants.PAD_ONE_GRAPH,
+        variants.PAD_ONE_HEURISTIC,
+        variants.PAD_ONE_HEURISTIC_GRAPH,
+        variants.CPU_PAD_ONE,
+    )
+    extra = [measured(v, 700.0, 30.0) for v in padded]
     return replace(report, measurements=(*report.measurements, *extra))
 
 
@@ -391,11 +398,21 @@ def test_informative_variants_first_slow_ones_cut_and_a_cut_default_does_not_blo
     )
     report = replace(report, measurements=(*report.measurements, cut))
     order = [v.name for v in variants.planned(report) if isinstance(v, Variant)]
-    assert order[:6] == ["cpu", "cuda-default", "cuda-heuristic", "cuda-pad-one", "cuda-pad-one-graph", "cpu-pad-one"]
+    assert order[:8] == [
+        "cpu",
+        "cuda-default",
+        "cuda-heuristic",
+        "cuda-pad-one",
+        "cuda-pad-one-graph",
+        "cuda-pad-one-heuristic",
+        "cuda-pad-one-heuristic-graph",
+        "cpu-pad-one",
+    ]
     assert order.index("cuda-report") > order.index("cuda-algo-default")
     one = replace(report, sequence=(runs[0],) * 24, buckets=(), one_shape=None)
     skipped = {v.name: why for v, why in (p for p in variants.planned(one) if isinstance(p, tuple))}
     assert skipped["cuda-pad-one"] == "the sequence has one shape already"
+    assert skipped["cuda-pad-one-heuristic"] == "the sequence has one shape already"
 
 
 # -- recorded on the H100: docs/gpu/h100-tune-2-det.json ---------------------------------------------------------
