@@ -8,6 +8,7 @@ what `apply` runs.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from provisioner.facts import HostFacts
@@ -43,6 +44,18 @@ class LibraryPin:
     package: str  # nvidia-cudnn-cu12
     version: str  # 9.1.0.70
     reason: str
+
+
+def canonical(name: str) -> str:
+    """PEP 503 normalised distribution name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_name(requirement: str) -> str:
+    """The canonical distribution name of a requirement string ("onnxruntime-gpu[cuda,cudnn]==1.31.1")."""
+    from packaging.requirements import Requirement
+
+    return canonical(Requirement(requirement).name)
 
 
 INSTALLER_KINDS = ("uninstall", "install")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from provisioner.errors import BadInput
 from provisioner.installer.runner import print_err
-from provisioner.installer.steps import Command, canonical
+from provisioner.installer.steps import Command
 from provisioner.installer.target import Target, inspect_python, venv_python
 from provisioner.installer.tools import find_conda_tool
 from provisioner.installer.transaction import (
@@ -25,7 +25,7 @@ from provisioner.installer.transaction import (
     run_commands,
     uninstall_removals,
 )
-from provisioner.plan import Plan, Step, step_argv
+from provisioner.plan import Plan, Step, canonical, step_argv
 
 
 @dataclass(frozen=True)

@@ -8,19 +8,7 @@ import re
 from dataclasses import dataclass
 
 from provisioner.installer.target import Distributions, Target
-from provisioner.plan import Plan, Step, step_argv
-
-
-def canonical(name: str) -> str:
-    """PEP 503 normalised name."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def requirement_name(requirement: str) -> str:
-    """The canonical distribution name of a requirement string ("onnxruntime-gpu[cuda,cudnn]==1.31.1")."""
-    from packaging.requirements import Requirement
-
-    return canonical(Requirement(requirement).name)
+from provisioner.plan import Plan, Step, canonical, step_argv
 
 
 def with_sources(

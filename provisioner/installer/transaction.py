@@ -27,9 +27,9 @@ from provisioner.installer.runner import (
     run_command,
     tail,
 )
-from provisioner.installer.steps import Command, canonical, commands_for, dry_run_argv, parse_dry_run, requirement_name
+from provisioner.installer.steps import Command, commands_for, dry_run_argv, parse_dry_run
 from provisioner.installer.target import Distributions, Target, distributions
-from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, Plan, step_summary
+from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, Plan, canonical, requirement_name, step_summary
 from provisioner.probe.target import check_files
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from provisioner import standalone
 from provisioner.errors import BadInput, DataError, NoCompatiblePlan
-from provisioner.plan import STEP_KINDS, Plan, Step, step_argv, step_summary
+from provisioner.plan import STEP_KINDS, Plan, Step, canonical, requirement_name, step_argv, step_summary
 from provisioner.render import DOCKERFILE_BASES, RECIPE_FORMATS
 from provisioner.resources import data_dir
 
@@ -271,7 +271,7 @@ def render_requirements(
     _check_pinned_covers(plan, pinned)
     lines.append("# every distribution of the resolved install, pinned, with the sha256 of each of its files")
     lines.append("# on the index for the target platform: pip install --require-hashes -r requirements.txt")
-    for item in sorted(pinned, key=lambda p: _normalize(p.name)):
+    for item in sorted(pinned, key=lambda p: canonical(p.name)):
         if not _NAME.fullmatch(item.name) or not _VERSION.fullmatch(item.version):
             raise DataError(f"index returned an unusable name or version: {item.name!r} {item.version!r}")
         digests = [d for d in item.sha256 if re.fullmatch(r"[0-9a-f]{64}", d)]
@@ -310,19 +310,9 @@ def _one_run_options(installs: Sequence[Step], what: str) -> list[str]:
     return lines + [f"--find-links {location}" for location in dict.fromkeys(step.find_links)]
 
 
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def _requirement_name(text: str) -> str:
-    from packaging.requirements import Requirement
-
-    return _normalize(Requirement(text).name)
-
-
 def _check_pinned_covers(plan: Plan, pinned: Sequence[PinnedRequirement]) -> None:
-    names = {_normalize(p.name) for p in pinned}
-    missing = [req for req in plan.install if _requirement_name(req) not in names]
+    names = {canonical(p.name) for p in pinned}
+    missing = [req for req in plan.install if requirement_name(req) not in names]
     if missing:
         raise DataError(f"the resolved set lacks {', '.join(missing)}", hint="resolve the plan's requirements again")
 
@@ -375,9 +365,9 @@ def _without_nvidia_wheels(packages: Sequence[str], ort_package: str) -> list[st
     kept = []
     for text in packages:
         req = Requirement(text)
-        if _normalize(req.name).startswith("nvidia-"):
+        if canonical(req.name).startswith("nvidia-"):
             continue
-        if _normalize(req.name) == _normalize(ort_package) and req.extras:
+        if canonical(req.name) == canonical(ort_package) and req.extras:
             req.extras = set()
             text = str(req)
         kept.append(text)
