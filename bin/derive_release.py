@@ -6,29 +6,48 @@ downloading the wheels) build_and_package_info.py, METADATA (the cuda/cudnn extr
 disagrees with matrices/onnxruntime-gpu.yaml. Builds from ONNX Runtime's own feeds (confirmed: false) are
 left alone: their wheels cannot be read from here. A maintainer script: not shipped in the wheel.
 
+Per platform (Linux x86_64, Linux aarch64, Windows amd64) it also reads what the wheels hold: the central
+directory of every wheel (which provider libraries ship, their sizes and CRC-32s), and the provider libraries of
+one wheel, stream-decompressed once and never stored (standalone/fatbin.py: the GPU architectures with kernels
+and with PTX in `.nv_fatbin` / `.nv_fatb`, the DT_NEEDED / PE imports); the platform's other wheels count as read
+when their libraries have the same CRC-32 and size. Results are cached per wheel sha256 under --cache, so a re-run
+downloads nothing. `--cross-check` runs NVIDIA's `cuobjdump --list-elf --list-ptx` (the nvidia-cuda-cuobjdump
+wheel) on one Linux wheel per CUDA major and kernel set and records where it agrees.
+
     .venv/bin/python bin/derive_release.py 1.31.1           # check one release (exit 1 on disagreement)
     .venv/bin/python bin/derive_release.py --all            # check every PyPI release in the YAML
     .venv/bin/python bin/derive_release.py --all --write    # rewrite the PyPI builds from the wheels
+    .venv/bin/python bin/derive_release.py --all --write --cross-check   # ... with cuobjdump's word
     .venv/bin/python bin/derive_release.py 1.32.0 --emit    # print the derived YAML entry
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import re
+import subprocess
 import sys
+import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "matrices"
+CACHE = Path(tempfile.gettempdir()) / "ortprov-wheel-facts"
 sys.path.insert(0, str(ROOT))
 
 from provisioner.matrix.check import Problem, convert_entries  # noqa: E402
 from provisioner.matrix.derive import (  # noqa: E402
     PYPI_SIMPLE,
+    PlatformContents,
     build_from_facts,
     fallback_build,
     list_project_files,
+    read_contents,
     read_release,
     wheels_by_version,
 )
@@ -88,8 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index-url", default=PYPI_SIMPLE)
     parser.add_argument("--emit", action="store_true", help="print the derived entries as YAML")
     parser.add_argument("--write", action="store_true", help="replace the PyPI builds in onnxruntime-gpu.yaml")
-    parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--jobs", type=int, default=4, help="releases read at once (parallel HTTP streams)")
+    parser.add_argument("--cache", type=Path, default=CACHE, help=f"wheel facts per sha256 (default {CACHE})")
+    parser.add_argument("--no-contents", action="store_true", help="skip the provider libraries (GPU code, imports)")
+    parser.add_argument("--cross-check", action="store_true", help="compare with NVIDIA's cuobjdump (downloads)")
     args = parser.parse_args(argv)
+    started = time.monotonic()
 
     builds: list[OrtBuild] = records("onnxruntime-gpu.yaml", "builds", OrtBuild)
     majors = {m.major: m for m in records("cuda.yaml", "majors", CudaMajor)}
@@ -105,16 +128,38 @@ def main(argv: list[str] | None = None) -> int:
     if not wanted:
         parser.error("name releases or pass --all")
 
+    sources: list[HttpRangeSource] = []
+
+    def open_source(url: str) -> HttpRangeSource:
+        source = HttpRangeSource(url, session=session, timeout=60)
+        sources.append(source)
+        return source
+
     def derive(version: str) -> tuple[str, OrtBuild | None, list[str]]:
         if version not in on_index:
             return version, None, [f"{version}: no wheels on {args.index_url}"]
-        facts = read_release(version, on_index[version], lambda url: HttpRangeSource(url, session=session))
+        facts = read_release(version, on_index[version], open_source)
+        contents = None if args.no_contents else read_contents(on_index[version], open_source, args.cache)
         fallback = pypi_builds.get(version) or fallback_build(builds, version)
-        build, notes = build_from_facts(version, on_index[version], facts, majors, fallback=fallback)
+        build, notes = build_from_facts(version, on_index[version], facts, majors, fallback=fallback, contents=contents)
+        for line in _content_notes(contents):
+            print(f"{version}: {line}", file=sys.stderr)
+        print(f"{version}: read ({time.monotonic() - started:.0f} s)", file=sys.stderr)
         return version, build, notes
 
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         results = list(pool.map(derive, wanted))
+    if args.cross_check:
+        checked = cross_check(
+            [b for _, b, _ in results if b is not None], on_index, session, args.cache, records_of=pypi_builds
+        )
+        results = [(v, checked.get(v, b), n) for v, b, n in results]
+    downloaded = sum(s.bytes_read for s in sources)
+    print(
+        f"read {len(results)} releases in {time.monotonic() - started:.0f} s; downloaded {downloaded / 1e9:.2f} GB "
+        f"in {sum(s.requests_made for s in sources)} requests (cache: {args.cache})",
+        file=sys.stderr,
+    )
 
     status = 0
     derived: dict[str, OrtBuild] = {}
@@ -151,6 +196,97 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {compile_directory(DATA)}")
         status = 0
     return status
+
+
+def _content_notes(contents: dict[str, PlatformContents] | None) -> list[str]:
+    lines = []
+    for tag, read in (contents or {}).items():
+        cuda = next((p for p in read.providers if p.provider == "cuda"), None)
+        code = f"{' '.join(cuda.kernels) or 'no kernels'}; PTX {' '.join(cuda.ptx) or 'none'}" if cuda else "no CUDA"
+        lines.append(
+            f"{tag}: {', '.join(p.provider for p in read.providers)} ({code}); {read.wheels_alike} wheels alike"
+        )
+        lines += [f"{tag}: {note}" for note in read.notes]
+    return lines
+
+
+def cuobjdump() -> str:
+    """NVIDIA's cuobjdump from the nvidia-cuda-cuobjdump wheel in this interpreter (SystemExit when absent)."""
+    import glob
+    import sysconfig
+
+    found = sorted(glob.glob(os.path.join(sysconfig.get_paths()["purelib"], "nvidia", "*", "bin", "cuobjdump")))
+    if not found:
+        raise SystemExit("--cross-check needs NVIDIA's cuobjdump: pip install nvidia-cuda-cuobjdump")
+    return found[-1]
+
+
+def cuobjdump_lists(tool: str, path: str) -> tuple[list[str], list[str]]:
+    """(cubin archs, PTX archs) as cuobjdump --list-elf --list-ptx names them."""
+    done = subprocess.run([tool, "--list-elf", "--list-ptx", path], capture_output=True, text=True, check=False)
+    text = done.stdout + done.stderr
+    kernels = sorted(set(re.findall(r"\.(sm_\w+?)\.cubin", text)))
+    ptx = sorted({"compute_" + m for m in re.findall(r"\.sm_(\w+?)\.ptx", text)})
+    return kernels, ptx
+
+
+def cross_check(
+    derived: list[OrtBuild],
+    on_index: dict,
+    session: object,
+    cache: Path,
+    records_of: dict[str, OrtBuild],
+) -> dict[str, OrtBuild]:
+    """Run cuobjdump on the CUDA provider of one Linux wheel per (platform, CUDA major, kernels, PTX), compare
+    with what the fatbin reader found, and mark every build with that set as cross-checked. cuobjdump does not
+    read PE images: Windows wheels are covered by the fatbin reader alone. SystemExit on a disagreement."""
+    from provisioner.wheelfacts import provider_members
+    from provisioner.ziprange import HttpRangeSource, central_directory, stream_member
+
+    tool = cuobjdump()
+    version = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
+    release = (re.findall(r"V(\d+\.\d+\.\d+)", version) or ["?"])[-1]
+    eras: dict[tuple, list[tuple[OrtBuild, str]]] = {}
+    for build in derived:
+        for platform in build.platforms:
+            cuda = platform.provider("cuda")
+            if cuda is None or not platform.platform.startswith("linux-") or not platform.wheel:
+                continue
+            key = (platform.platform, build.cuda_major, cuda.kernels, cuda.ptx)
+            eras.setdefault(key, []).append((build, platform.wheel))
+    verdicts: dict[tuple[str, str], str] = {}
+    for key, members in eras.items():
+        build, wheel = members[0]  # one release of the era
+        done = cache / f"{wheel}.cuobjdump.json"
+        if done.is_file():
+            kernels, ptx = json.loads(done.read_text())
+        else:
+            url = next(item.url for name, item in on_index[build.ort_version] if name.filename == wheel)
+            source = HttpRangeSource(url, session=session, timeout=60)
+            entry = provider_members(central_directory(source))["cuda"]
+            with tempfile.NamedTemporaryFile(suffix=".so") as handle:
+                for chunk in stream_member(source, entry):
+                    handle.write(chunk)
+                handle.flush()
+                kernels, ptx = cuobjdump_lists(tool, handle.name)
+            done.write_text(json.dumps([kernels, ptx]))
+        ours = (sorted(key[2]), sorted(key[3]))
+        if (sorted(kernels), sorted(ptx)) != ours:
+            raise SystemExit(f"{wheel}: cuobjdump lists {kernels} / {ptx}; the fatbin reader found {ours}")
+        print(
+            f"cuobjdump {release} agrees on {wheel}: {' '.join(kernels)}; PTX {' '.join(ptx) or 'none'}",
+            file=sys.stderr,
+        )
+        for other, _ in members:
+            verdicts[(other.ort_version, key[0])] = f"cuobjdump {release} lists the same in {wheel}"
+    out = {}
+    for build in derived:
+        platforms = tuple(
+            replace(p, cross_check=verdicts.get((build.ort_version, p.platform), p.cross_check))
+            for p in build.platforms
+        )
+        out[build.ort_version] = replace(build, platforms=platforms)
+    return out
 
 
 def _is_release(version: str) -> bool:

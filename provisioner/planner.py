@@ -28,20 +28,25 @@ from provisioner.errors import BadInput, NoCompatiblePlan
 from provisioner.facts import Gpu, HostFacts, MissingFiles, NvidiaWheel, OrtDist, PythonInfo
 from provisioner.matrix.model import CudaMajor, CudaRelease, LibraryWheel, Matrix, OrtBuild, TensorRTRelease
 from provisioner.matrix.query import (
+    build_gpu_code,
     build_tensorrt,
+    code_summary,
     cuda_major,
     cuda_major_libraries,
     cuda_release,
     cuda_versions,
     first_cuda_release_for_cc,
+    gpu_code_for,
     library_of,
     library_of_package,
     newest_cuda_for_driver,
     ort_versions,
+    provider_needs,
     python_versions_with_wheels,
     recorded_wheels,
 )
 from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, LibraryPin, Plan, Rejection, Request, Step
+from provisioner.standalone.libnames import match_library, soname_of
 from provisioner.versions import (
     at_least,
     driver_at_least,
@@ -113,6 +118,7 @@ class _Verdict:
     blocking_hosts: tuple[int, ...]  # indexes of hosts that reject it
     score: int = 0
     minor_compat: bool = False  # some host runs it only through CUDA minor-version compatibility
+    missing_code: tuple[tuple[int, str], ...] = ()  # (host index, compute capability) its wheels hold no code for
 
 
 def short_label(build: OrtBuild) -> str:
@@ -179,7 +185,7 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
             f"--tensorrt: TensorRT {tensorrt.version} for CUDA {tensorrt.cuda_major}, the version the "
             f"{build.ort_version} TensorRT provider was built against"
         )
-    rejected = _rejections_for_plan(chosen, verdicts)
+    rejected = _rejections_for_plan(chosen, verdicts, hosts)
     return Plan(
         ort_version=build.ort_version,
         package=build.package,
@@ -261,15 +267,23 @@ def _judge(
         )
     if request.tensorrt:
         problems += _tensorrt_problems(build, matrix)
+    missing_code: list[tuple[int, str]] = []
     for index, host in enumerate(hosts):
         who = host_name(host, index, len(hosts))
         host_problems: list[str] = []
         host_problems += _platform_problems(build, host, who, notes)
         host_problems += _python_problems(build, host, who, matrix, notes)
         host_problems += _library_platform_problems(build, host, who, matrix, request)
+        if request.tensorrt:
+            host_problems += _provider_problems(build, host, who, "tensorrt")
+        if request.cuda_libraries == "system":
+            host_problems += _system_library_problems(build, host, who, notes)
         if release is not None:
-            host_problems += _driver_problems(build, host, who, release, major_record, matrix, notes, reasons)
-            host_problems += _gpu_problems(build, host, who, release, matrix, notes, reasons)
+            driver_problems = _driver_problems(build, host, who, release, major_record, matrix, notes, reasons)
+            host_problems += driver_problems
+            gpu_problems, lacking = _gpu_problems(build, host, who, release, matrix, notes, reasons)
+            host_problems += gpu_problems
+            missing_code += [(index, cc) for cc in lacking]
         if host_problems:
             blocking.append(index)
             problems += host_problems
@@ -281,6 +295,7 @@ def _judge(
         tuple(blocking),
         _reuse_score(build, existing),
         any("minor-version compatibility" in note for note in notes),
+        tuple(missing_code),
     )
 
 
@@ -311,12 +326,21 @@ def _python_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix,
         )
         return []
     wanted = host.python.minor
-    if wanted in build.python:
+    tag = host.platform.tag
+    if wanted in build.pythons_on(tag):
         return []
     kind = " (free-threaded)" if wanted.endswith("t") else ""
-    with_wheel = python_versions_with_wheels(matrix, build.package, wanted)
+    if wanted in build.python:  # a wheel for this Python exists, but not for this platform
+        offered = ", ".join(p.platform for p in build.platforms if wanted in build.pythons_on(p.platform))
+        return [
+            f"{short_label(build)} has no {tag} wheel for Python {wanted}{kind} ({who}); its Python {wanted} "
+            f"wheels are for {offered}"
+        ]
+    with_wheel = python_versions_with_wheels(matrix, build.package, wanted, tag)
     if not with_wheel:
-        return [f"no {build.package} wheel for Python {wanted}{kind} in the matrix ({who} has Python {wanted})"]
+        return [
+            f"no {build.package} wheel for Python {wanted}{kind} on {tag} in the matrix ({who} has Python {wanted})"
+        ]
     if vtuple(build.ort_version) > vtuple(with_wheel[-1]):
         return [f"no wheel for Python {wanted}{kind} after {with_wheel[-1]} ({who} has Python {wanted})"]
     if vtuple(build.ort_version) < vtuple(with_wheel[0]):
@@ -406,33 +430,88 @@ def _gpu_problems(
     matrix: Matrix,
     notes: list[str],
     reasons: list[str],
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
+    """(problems, compute capabilities the build's wheels hold no code for) for the host's GPUs. What runs is
+    read from the wheel for the host's platform (its kernels and PTX); where it was not read, from what the
+    build's CUDA release supports."""
     gpus = _gpus(host, who, notes)
     if not gpus:
         if host.driver.present:
             notes.append(f"no GPU listed for {who}: compute capability not checked")
-        return []
+        return [], []
     problems: list[str] = []
+    lacking: list[str] = []
+    code = build_gpu_code(build, host.platform.tag)
     label = short_label(build)
+    matched: list[str] = []
     for gpu in gpus:
         cc = gpu.compute_capability
         where = f"GPU {gpu.index}" + (f" ({gpu.name})" if gpu.name else "") + f" on {who}" if len(gpus) > 1 else who
         if not cc:
             notes.append(f"compute capability of GPU {gpu.index} on {who} unknown: not checked")
             continue
-        problem = _cc_problem(build, cc, release, matrix)
-        if problem is None:
-            problem = _arch_problem(build, cc, notes, where)
+        if code is None:
+            problem = _cc_problem(build, cc, release, matrix)
+            if problem is None and build.wheel_platform(host.platform.tag) is not None:
+                notes.append(
+                    f"the GPU code in {build.ort_version}'s {host.platform.tag} wheels was not read from them: "
+                    f"compute capability {cc} is checked against what CUDA {release.version} supports only"
+                )
+        else:
+            problem, match = _code_problem(build, host, cc, code, notes, where, driver_cuda_version(host, matrix))
+            if problem is None and match:
+                matched.append(f"{cc}: {match}")
+            elif problem is not None:
+                lacking.append(cc)
         if problem:
             problems.append(f"{problem} ({where} has {cc})" if len(gpus) > 1 else problem)
     if not problems:
         ccs = ", ".join(sorted({g.compute_capability for g in gpus if g.compute_capability}, key=vtuple))
-        if ccs:
-            reasons.append(
-                f"compute capability {ccs} is supported by CUDA {build.cuda_version}"
-                + (" and compiled into " + label if build.cuda_archs else "")
-            )
-    return problems
+        if matched:
+            reasons.append(f"{label}'s {host.platform.tag} wheels hold GPU code for {who} ({'; '.join(matched)})")
+        elif ccs:
+            reasons.append(f"compute capability {ccs} is supported by CUDA {build.cuda_version}")
+    return problems, lacking
+
+
+def _code_problem(
+    build: OrtBuild,
+    host: HostFacts,
+    cc: str,
+    code: tuple[tuple[str, ...], tuple[str, ...]],
+    notes: list[str],
+    where: str,
+    driver_cuda: str | None,
+) -> tuple[str | None, str | None]:
+    """(why the build's GPU code does not run on `cc`, or None; the code that runs). PTX runs by JIT only
+    under a driver that supports the build's CUDA (`driver_cuda`, None: unknown)."""
+    kernels, ptx = code
+    cubin, jit = gpu_code_for(kernels, ptx, cc)
+    if cubin:
+        return None, cubin
+    tag = host.platform.tag
+    if not kernels and not ptx:
+        return f"{build.ort_version}'s {tag} wheels hold no CUDA provider with GPU code", None
+    if jit is None:
+        return (
+            f"{build.ort_version} has no kernels for compute capability {cc} ({code_summary(kernels, ptx)}"
+            f"{'' if tag == 'linux-x86_64' else ', ' + tag})",
+            None,
+        )
+    full = driver_cuda is not None and vtuple(driver_cuda)[:2] >= vtuple(build.cuda_version)[:2]
+    if host.driver.present and driver_cuda and not full:
+        return (
+            f"{build.ort_version} has no kernels for compute capability {cc}, only {jit} PTX, which the driver "
+            f"JIT-compiles only when it supports CUDA {build.cuda_version}; {where}'s supports CUDA "
+            f"{driver_cuda} (PTX does not run through minor-version compatibility)",
+            None,
+        )
+    notes.append(
+        f"{build.ort_version} has no kernels for compute capability {cc} ({where}): the driver JIT-compiles its "
+        f"{jit} PTX on the first session (slow once, then cached)"
+        + ("" if full else f"; that needs a driver for CUDA {build.cuda_version} or newer")
+    )
+    return None, jit
 
 
 def _cc_problem(build: OrtBuild, cc: str, release: CudaRelease, matrix: Matrix) -> str | None:
@@ -455,22 +534,47 @@ def _cc_problem(build: OrtBuild, cc: str, release: CudaRelease, matrix: Matrix) 
     return f"CUDA {release.version} does not support compute capability {cc}"
 
 
-def _arch_problem(build: OrtBuild, cc: str, notes: list[str], where: str) -> str | None:
-    archs = build.cuda_archs
-    if not archs:
-        return None
-    gpu = vtuple(cc)
-    # SASS for X.Y runs on X.Z with Z >= Y; PTX of the newest arch is JIT-compiled on newer GPUs.
-    if any(vtuple(a)[0] == gpu[0] and vtuple(a) <= gpu for a in archs):
-        return None
-    newest = max(archs, key=vtuple)
-    if gpu > vtuple(newest):
-        notes.append(
-            f"{build.ort_version} has no kernels compiled for compute capability {cc} ({where}): the "
-            f"driver JIT-compiles its {newest} PTX on the first session (slow once, then cached)"
-        )
-        return None
-    return f"{short_label(build)} has no kernels for compute capability {cc} (built for {', '.join(archs)})"
+def _provider_problems(build: OrtBuild, host: HostFacts, who: str, provider: str) -> list[str]:
+    """A provider the request needs that the build's wheels for the host's platform do not ship."""
+    record = build.wheel_platform(host.platform.tag)
+    if record is None or record.providers is None or record.provider(provider):
+        return []
+    shipped = ", ".join(p.provider for p in record.providers) or "none"
+    return [
+        f"--{provider}: {build.ort_version}'s {host.platform.tag} wheels ship no {provider} provider library "
+        f"({who}; their providers: {shipped})"
+    ]
+
+
+def _system_library_problems(build: OrtBuild, host: HostFacts, who: str, notes: list[str]) -> list[str]:
+    """--cuda-libraries system on a probed host: every CUDA library the provider links, and its cuDNN, must be
+    on the loader path already; a build whose session would fail there is rejected."""
+    if not host.libraries:
+        return []  # described by flags: nothing probed (a note says what must be there)
+    windows = host.platform.os == "windows"
+    needs = provider_needs(build, host.platform.tag)
+    names = needs if needs is not None else build.libraries_linked
+    wanted: dict[tuple[str, str], str] = {}
+    for name in names:
+        found = match_library(name, windows) or soname_of(name)
+        if found and found[1] and found[0] != "cuda":
+            wanted.setdefault((found[0], found[1]), name)
+    if build.cudnn_version:
+        number = str(major(build.cudnn_version))
+        wanted.setdefault(("cudnn", number), f"cuDNN {number}")
+    present = {(hit.library, hit.major) for hit in host.libraries}
+    missing = [name for key, name in wanted.items() if key not in present]
+    if not missing:
+        return []
+    return [
+        f"--cuda-libraries system: {short_label(build)} needs {', '.join(missing)}, not on {who}'s loader path "
+        f"(found: {_found_libraries(host)}): its session would fail"
+    ]
+
+
+def _found_libraries(host: HostFacts) -> str:
+    found = sorted({f"{hit.library} {hit.major}" for hit in host.libraries if hit.major and hit.library != "cuda"})
+    return ", ".join(found) or "no CUDA library"
 
 
 # --- preference -----------------------------------------------------------------------------------------
@@ -925,18 +1029,11 @@ def _system_library_notes(build: OrtBuild, hosts: tuple[HostFacts, ...]) -> list
         f"already be on the loader path (an nvidia/cuda cudnn image, or the CUDA toolkit and cuDNN installed "
         f"system-wide); `ortprov verify --static` checks that they resolve"
     ]
-    wanted = {("cudart", str(build.cuda_major))}
-    if build.cudnn_version:
-        wanted.add(("cudnn", str(major(build.cudnn_version))))
     for index, host in enumerate(hosts):
-        if not host.libraries:
-            continue  # described by flags: nothing probed, nothing to check
-        found = {(hit.library, hit.major) for hit in host.libraries}
-        missing = sorted(f"{lib} {major}" for lib, major in wanted - found)
-        if missing:
+        if host.libraries:
             notes.append(
-                f"{host_name(host, index, len(hosts))}: {', '.join(missing)} not found on the loader path: "
-                f"the session will fail until it is installed (or use --cuda-libraries wheels)"
+                f"{host_name(host, index, len(hosts))} has every library the CUDA provider links, and cuDNN, on its "
+                f"loader path ({_found_libraries(host)})"
             )
     return notes
 
@@ -1036,15 +1133,20 @@ def _uninstall_step(removals: list[tuple[str, str]]) -> Step | None:
 # --- rejections -----------------------------------------------------------------------------------------
 
 
-def _rejections_for_plan(chosen: _Verdict, verdicts: list[_Verdict]) -> list[Rejection]:
-    """Candidates newer than (or as new as) the chosen one that lost, and why."""
+def _rejections_for_plan(
+    chosen: _Verdict, verdicts: list[_Verdict], hosts: tuple[HostFacts, ...] = ()
+) -> list[Rejection]:
+    """Candidates newer than (or as new as) the chosen one that lost, and why (a loser without GPU code for a
+    host's GPU names the code the chosen build has for it)."""
     newest = vtuple(chosen.build.ort_version)
     out: list[Rejection] = []
     for verdict in verdicts:
         if verdict is chosen or vtuple(verdict.build.ort_version) < newest:
             continue
         if verdict.problems:
-            out.append(Rejection(verdict.build.label, "; ".join(verdict.problems)))
+            reason = "; ".join(verdict.problems)
+            has = _code_it_has(chosen.build, verdict.missing_code, hosts)
+            out.append(Rejection(verdict.build.label, reason + (f"; {has}" if has else "")))
         elif verdict.build.ort_version == chosen.build.ort_version:
             out.append(
                 Rejection(
@@ -1053,6 +1155,21 @@ def _rejections_for_plan(chosen: _Verdict, verdicts: list[_Verdict]) -> list[Rej
                 )
             )
     return out
+
+
+def _code_it_has(build: OrtBuild, missing: tuple[tuple[int, str], ...], hosts: tuple[HostFacts, ...]) -> str:
+    """ "1.28.0 has sm_100a": the chosen build's code for the compute capabilities a loser lacks."""
+    said = []
+    for index, cc in missing:
+        if index >= len(hosts):
+            continue
+        code = build_gpu_code(build, hosts[index].platform.tag)
+        if code is None:
+            continue
+        cubin, jit = gpu_code_for(code[0], code[1], cc)
+        if cubin or jit:
+            said.append(f"{build.ort_version} has {cubin or jit + ' PTX'}" + (f" for {cc}" if len(missing) > 1 else ""))
+    return ", ".join(_unique(said))
 
 
 def _why_preferred(chosen: _Verdict, loser: _Verdict) -> str:
@@ -1080,10 +1197,11 @@ def _no_plan(verdicts: list[_Verdict], hosts: tuple[HostFacts, ...], request: Re
         if (request.ort or request.cuda)
         else ""
     )
+    would = _what_would_run(verdicts, hosts)
     if len(hosts) == 1:
         message = f"no onnxruntime-gpu build{pinned} runs on this host"
         first = verdicts[0].problems[0] if verdicts and verdicts[0].problems else ""
-        hint = f"the newest candidate: {first}" if first else None
+        hint = "\n      ".join(([f"the newest candidate: {first}"] if first else []) + would) or None
         return NoCompatiblePlan(message, rejected=rejected, hint=hint)
     counts = [sum(1 for v in verdicts if i in v.blocking_hosts) for i in range(len(hosts))]
     worst = max(counts)
@@ -1092,7 +1210,36 @@ def _no_plan(verdicts: list[_Verdict], hosts: tuple[HostFacts, ...], request: Re
         f"no onnxruntime-gpu build{pinned} runs on all {len(hosts)} hosts; {' and '.join(blockers)} "
         f"{'blocks' if len(blockers) == 1 else 'block'} it"
     )
-    return NoCompatiblePlan(message, rejected=rejected, hint="plan for the blocking host separately, or upgrade it")
+    hint = "\n      ".join(["plan for the blocking host separately, or upgrade it", *would])
+    return NoCompatiblePlan(message, rejected=rejected, hint=hint)
+
+
+def _what_would_run(verdicts: list[_Verdict], hosts: tuple[HostFacts, ...]) -> list[str]:
+    """For GPUs no candidate holds code for: the builds whose wheels do have it (rejected for other reasons),
+    and the source build that would."""
+    lacking = sorted({cc for v in verdicts for _, cc in v.missing_code}, key=vtuple)
+    lines = []
+    for cc in lacking:
+        with_code = [
+            v
+            for v in verdicts
+            if cc not in {c for _, c in v.missing_code}
+            and all(build_gpu_code(v.build, h.platform.tag) is not None for h in hosts)
+        ]
+        if with_code:
+            older = with_code[0]
+            lines.append(
+                f"{short_label(older.build)} holds GPU code for compute capability {cc}, but "
+                f"{'; '.join(older.problems) or 'it was not chosen'}"
+            )
+        digits = cc.replace(".", "")
+        lines.append(
+            f"no release's wheels hold code that runs on compute capability {cc}: build onnxruntime from source "
+            f"for it (./build.sh --use_cuda --cmake_extra_defines CMAKE_CUDA_ARCHITECTURES={digits})"
+            if not with_code
+            else f"or build onnxruntime from source for it (CMAKE_CUDA_ARCHITECTURES={digits})"
+        )
+    return lines
 
 
 def _unique(items: list[str]) -> list[str]:

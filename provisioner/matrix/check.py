@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from provisioner.matrix.gpunames import gpu_key
-from provisioner.matrix.model import PART_FILES, LibraryWheel, Matrix
+from provisioner.matrix.model import PART_FILES, LibraryWheel, Matrix, OrtBuild, WheelPlatform
 from provisioner.serde import from_jsonable
 from provisioner.versions import major as major_of
 
@@ -213,6 +213,7 @@ def _check_builds(matrix: Matrix, file: str) -> list[Problem]:
                 reasons.append(f"{plat.platform} needs a glibc_min like '2.28', got {plat.glibc_min!r}")
             elif plat.platform.startswith("windows") and plat.glibc_min is not None:
                 reasons.append(f"{plat.platform} cannot have a glibc_min")
+            reasons += _wheel_contents_problems(build, plat)
         if len({p.platform for p in build.platforms}) != len(build.platforms):
             reasons.append("lists a platform twice")
         if build.index_url is not None and not _URL.match(build.index_url):
@@ -220,11 +221,36 @@ def _check_builds(matrix: Matrix, file: str) -> list[Problem]:
         reasons += [
             f"requirement {r!r} is not a pip requirement" for r in build.requirements if not _REQUIREMENT.match(r)
         ]
-        reasons += [f"cuda_arch {a!r} is not like '8.6'" for a in build.cuda_archs or () if not _CUDA_MINOR.match(a)]
         if not build.confirmed and not build.notes:
             reasons.append("is not confirmed from the wheel and has no notes saying why")
         problems += [Problem(file, entry, reason) for reason in reasons]
     return problems
+
+
+_KERNEL = re.compile(r"^sm_\d{2,3}[a-z]?$")
+_PTX = re.compile(r"^compute_\d{2,3}[a-z]?$")
+_PROVIDER = re.compile(r"^[a-z][a-z0-9_]*$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _wheel_contents_problems(build: OrtBuild, plat: WheelPlatform) -> list[str]:
+    """What is wrong with what a platform's wheels were read to hold (Pythons, providers, GPU code)."""
+    where = plat.platform
+    reasons = [f"{where}: python {p!r} is not like '3.12' or '3.13t'" for p in plat.python if not _PYTHON.match(p)]
+    reasons += [f"{where}: python {p} is not in the build's python list" for p in plat.python if p not in build.python]
+    if plat.sha256 is not None and not _SHA256.match(plat.sha256):
+        reasons.append(f"{where}: sha256 {plat.sha256!r} is not a SHA-256 digest")
+    if plat.providers is not None and not plat.wheel:
+        reasons.append(f"{where}: providers were read from no named wheel (give `wheel`)")
+    names = [p.provider for p in plat.providers or ()]
+    if len(set(names)) != len(names):
+        reasons.append(f"{where}: lists a provider twice")
+    for provider in plat.providers or ():
+        if not _PROVIDER.match(provider.provider):
+            reasons.append(f"{where}: provider {provider.provider!r} is not a provider name like 'cuda'")
+        reasons += [f"{where}: kernel {k!r} is not like 'sm_90a'" for k in provider.kernels if not _KERNEL.match(k)]
+        reasons += [f"{where}: PTX {p!r} is not like 'compute_90'" for p in provider.ptx if not _PTX.match(p)]
+    return reasons
 
 
 def _check_wheels(matrix: Matrix, file: str) -> list[Problem]:

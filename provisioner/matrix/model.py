@@ -13,11 +13,32 @@ from provisioner.versions import at_least, major
 
 
 @dataclass(frozen=True)
+class ProviderLibrary:
+    """An execution-provider library a platform's wheel ships, as read from the wheel (bin/derive_release.py)."""
+
+    provider: str  # cuda | tensorrt | ... (onnxruntime_providers_<provider>.so / .dll)
+    needs: tuple[str, ...] | None = None  # DT_NEEDED / PE imports as the library names them; None: not read
+    delay_loads: tuple[str, ...] = ()  # PE delay-load imports (opened on first use)
+    kernels: tuple[str, ...] = ()  # cubin architectures in its fatbins: sm_75, sm_90a
+    ptx: tuple[str, ...] = ()  # PTX in its fatbins, JIT-compiled by the driver: compute_90
+
+
+@dataclass(frozen=True)
 class WheelPlatform:
-    """A platform an onnxruntime-gpu build has wheels for."""
+    """A platform an onnxruntime-gpu build has wheels for, and what those wheels hold."""
 
     platform: str  # linux-x86_64 | linux-aarch64 | windows-amd64
     glibc_min: str | None = None  # manylinux floor, "2.28"
+    python: tuple[str, ...] = ()  # CPython versions with a wheel for this platform ("3.13t"); (): the build's list
+    providers: tuple[ProviderLibrary, ...] | None = None  # None: the wheel's libraries were not read
+    wheel: str | None = None  # the file the providers were read from
+    sha256: str | None = None  # its digest, as the index lists it
+    wheels_alike: int = 0  # the platform's wheels whose provider libraries have that file's CRC-32 and size
+    cross_check: str | None = None  # "cuobjdump 13.4.92 lists the same" where NVIDIA's tool was run on it
+
+    def provider(self, name: str) -> ProviderLibrary | None:
+        """The provider library `name` ("cuda"), None when the wheel does not ship it (or was not read)."""
+        return next((p for p in self.providers or () if p.provider == name), None)
 
 
 @dataclass(frozen=True)
@@ -38,8 +59,6 @@ class OrtBuild:
     libraries_linked: tuple[str, ...] = ()  # sonames the CUDA provider links, "libcublasLt.so.12"
     libraries_lazy: tuple[str, ...] = ()  # opened when an operator needs them, "libcudnn.so.9"
     preload_dlls: bool = False  # onnxruntime.preload_dlls() exists
-    # compute capabilities compiled in ("7.5", "8.0", ...), None: unknown
-    cuda_archs: tuple[str, ...] | None = None
     confirmed: bool = False  # facts read from the wheel itself (False: from documentation only)
     notes: str | None = None
 
@@ -47,6 +66,15 @@ class OrtBuild:
     def cuda_major(self) -> int:
         """12 for "12.2"."""
         return major(self.cuda_version)
+
+    def wheel_platform(self, tag: str) -> WheelPlatform | None:
+        """The record of platform `tag` ("linux-x86_64"), None when the build has no wheel for it."""
+        return next((p for p in self.platforms if p.platform == tag), None)
+
+    def pythons_on(self, tag: str) -> tuple[str, ...]:
+        """The Pythons with a wheel for platform `tag`: its own list where read, else the build's."""
+        record = self.wheel_platform(tag)
+        return record.python if record is not None and record.python else self.python
 
     @property
     def label(self) -> str:

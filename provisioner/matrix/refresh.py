@@ -179,8 +179,23 @@ def plain_record(record: Any) -> Any:
 
     data = to_jsonable(record)
     for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
         if f.default is not dataclasses.MISSING and to_jsonable(f.default) == data[f.name] and f.name != "confirmed":
             del data[f.name]
+        elif isinstance(value, tuple) and value and all(dataclasses.is_dataclass(v) for v in value):
+            data[f.name] = [_nested(v) for v in value]
+    return data
+
+
+def _nested(record: Any) -> Any:
+    """A record inside a record (a build's platforms, their providers): its defaults left out too, except a
+    glibc_min, which says "none" for Windows."""
+    import dataclasses
+
+    data = plain_record(record)
+    for f in dataclasses.fields(record):
+        if f.name == "glibc_min" and f.name not in data:
+            data[f.name] = None
     return data
 
 
