@@ -44,6 +44,7 @@ from provisioner.matrix.query import (
     provider_needs,
     python_versions_with_wheels,
     recorded_wheels,
+    wheel_files,
 )
 from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, LibraryPin, Plan, Rejection, Request, Step
 from provisioner.standalone.libnames import match_library, soname_of
@@ -278,6 +279,8 @@ def _judge(
             host_problems += _provider_problems(build, host, who, "tensorrt")
         if request.cuda_libraries == "system":
             host_problems += _system_library_problems(build, host, who, notes)
+        else:
+            host_problems += _overwrite_problems(build, host, who, matrix)
         if release is not None:
             driver_problems = _driver_problems(build, host, who, release, major_record, matrix, notes, reasons)
             host_problems += driver_problems
@@ -570,6 +573,39 @@ def _system_library_problems(build: OrtBuild, host: HostFacts, who: str, notes: 
         f"--cuda-libraries system: {short_label(build)} needs {', '.join(missing)}, not on {who}'s loader path "
         f"(found: {_found_libraries(host)}): its session would fail"
     ]
+
+
+def _overwrite_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix) -> list[str]:
+    """NVIDIA wheels the build would install whose files land on those of an installed distribution that stays
+    (torch's nvidia-cudnn-cu12 and nvidia-cudnn-cu13 both install nvidia/cudnn/lib/libcudnn.so.9): installing
+    one overwrites the other's files, and removing either later deletes them. The installed side from the
+    target's RECORDs (or, for an older host file, the matrix's record of that version), the planned side from
+    the matrix's record of the package's newest version for the platform."""
+    if not host.nvidia_wheels:
+        return []
+    tag = host.platform.tag
+    major_record = cuda_major(matrix, build.cuda_major)
+    installed = {wheel.name for wheel in host.nvidia_wheels}
+    problems = []
+    for package, _ in _with_transitive_libraries(_needed_packages(build, major_record), major_record):
+        if package in installed:
+            continue  # the same distribution: kept, or upgraded in place by the installer
+        planned = wheel_files(matrix, package, tag)
+        if planned is None:
+            continue
+        mine = set(planned.files)
+        for other in host.nvidia_wheels:
+            recorded = wheel_files(matrix, other.name, tag, other.version)
+            theirs = set(other.files) or set(recorded.files if recorded else ())
+            clash = sorted(mine & theirs)
+            if clash:
+                example = clash[0] + (", ..." if len(clash) > 1 else "")
+                problems.append(
+                    f"{short_label(build)} would install {package}, whose files are those of {who}'s installed "
+                    f"{other.name} {other.version} ({len(clash)} files: {example}): installing it overwrites "
+                    f"them (a build for CUDA {other.cuda_major or '?'} reuses {other.name}; a fresh venv has none)"
+                )
+    return problems
 
 
 def _found_libraries(host: HostFacts) -> str:

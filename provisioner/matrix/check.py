@@ -103,6 +103,31 @@ def check_matrix(matrix: Matrix, files: dict[str, str] = PART_FILES) -> list[Pro
     problems += _check_tensorrt(matrix, files["tensorrt"])
     problems += _check_errors(matrix, files["cuda"])
     problems += _check_gpus(matrix, files.get("gpus", "gpus.yaml"))
+    problems += _check_files(matrix, files.get("files", "wheel-files.yaml"))
+    return problems
+
+
+def _check_files(matrix: Matrix, file: str) -> list[Problem]:
+    """Each (package, platform, version) once; known platforms; relative paths; a source on every entry."""
+    problems: list[Problem] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for index, row in enumerate(matrix.wheel_files):
+        entry = f"files[{index}] ({row.package}, {row.platform})"
+        problems += _sources(file, entry, row.sources)
+        if row.platform not in PLATFORMS:
+            problems.append(Problem(file, entry, f"unknown platform {row.platform!r}"))
+        if not row.versions:
+            problems.append(Problem(file, entry, "lists no versions"))
+        if not row.files:
+            problems.append(Problem(file, entry, "lists no files"))
+        bad = [f for f in row.files if f.startswith(("/", "../")) or "\\" in f]
+        if bad:
+            problems.append(Problem(file, entry, f"path {bad[0]!r} is not relative to site-packages"))
+        for version in row.versions:
+            key = (row.package, row.platform, version)
+            if key in seen:
+                problems.append(Problem(file, entry, f"{row.package} {version} already listed in files[{seen[key]}]"))
+            seen[key] = index
     return problems
 
 

@@ -27,7 +27,9 @@ from provisioner.matrix.model import (
     LibraryWheel,
     Matrix,
     OrtBuild,
+    ProviderLibrary,
     TensorRTRelease,
+    WheelFiles,
     WheelPlatform,
 )
 
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from provisioner.matrix.check import Problem
 
 SHIPPED_COMPILED = "compiled.json"  # next to the shipped YAML, written by compile_directory()
-_COMPILED_FORMAT = 3  # 2: cuda_errors; 3: gpu_models, CudaError.message
+_COMPILED_FORMAT = 4  # 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files
 _MEMO: dict[tuple[str, str, bool], Matrix] = {}
 _DATE_LINE = re.compile(r"^date:\s*['\"]?(\d{4}-\d{2}-\d{2})['\"]?\s*$", re.MULTILINE)
 
@@ -161,6 +163,7 @@ def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
         tensorrt=tuple(parts["tensorrt.yaml:releases"]),
         cuda_errors=tuple(parts["cuda.yaml:errors"]),
         gpu_models=tuple(parts["gpus.yaml:gpus"]),
+        wheel_files=tuple(parts["wheel-files.yaml:files"]),
         origin=origin,
     )
     problems = check_matrix(matrix, PART_FILES)
@@ -264,6 +267,7 @@ def _write_compiled(digest: str, matrix: Matrix) -> None:
 
 _NESTED: dict[type, dict[str, type]] = {
     OrtBuild: {"platforms": WheelPlatform},
+    WheelPlatform: {"providers": ProviderLibrary},
     CudaMajor: {"docker_images": DockerImage},
 }
 
@@ -292,6 +296,7 @@ def _matrix_from_plain(data: dict[str, Any]) -> Matrix:
         tensorrt=tuple(_record(TensorRTRelease, t) for t in data["tensorrt"]),
         cuda_errors=tuple(_record(CudaError, e) for e in data["cuda_errors"]),
         gpu_models=tuple(_record(GpuModel, g) for g in data.get("gpu_models", ())),
+        wheel_files=tuple(_record(WheelFiles, f) for f in data.get("wheel_files", ())),
         origin=data.get("origin", "shipped"),
         notices=tuple(data.get("notices", ())),
     )

@@ -141,6 +141,19 @@ class LibraryWheel:
 
 
 @dataclass(frozen=True)
+class WheelFiles:
+    """The files an NVIDIA library wheel installs on one platform, for the versions that install exactly these:
+    its RECORD, .dist-info left out (bin/derive_wheels.py --files). Two distributions that install one path
+    overwrite each other: torch's nvidia-cudnn-cu12 and nvidia-cudnn-cu13 both install nvidia/cudnn/lib/..."""
+
+    package: str  # nvidia-cudnn-cu13
+    platform: str  # linux-x86_64 | linux-aarch64 | windows-amd64
+    versions: tuple[str, ...]  # 9.13.0.50, ...
+    files: tuple[str, ...]  # nvidia/cudnn/lib/libcudnn.so.9, ...
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class TensorRTRelease:
     """A TensorRT release and the pip packages that supply it."""
 
@@ -184,6 +197,7 @@ class Matrix:
     tensorrt: tuple[TensorRTRelease, ...] = ()
     cuda_errors: tuple[CudaError, ...] = ()
     gpu_models: tuple[GpuModel, ...] = ()
+    wheel_files: tuple[WheelFiles, ...] = ()
     origin: str = "shipped"  # shipped | a cache path
     notices: tuple[str, ...] = ()  # why a cached copy was not used, for the CLI to show
 
@@ -195,10 +209,11 @@ FILES: dict[str, tuple[tuple[str, type], ...]] = {
     "nvidia-wheels.yaml": (("wheels", LibraryWheel),),
     "tensorrt.yaml": (("releases", TensorRTRelease),),
     "gpus.yaml": (("gpus", GpuModel),),
+    "wheel-files.yaml": (("files", WheelFiles),),
 }
 FILE_NAMES = tuple(FILES)
 OPTIONAL_SECTIONS = frozenset({("cuda.yaml", "errors")})  # added later: a copy written before may lack it
-OPTIONAL_FILES = frozenset({"gpus.yaml"})  # added later: a copy written before may lack it (its parts are empty)
+OPTIONAL_FILES = frozenset({"gpus.yaml", "wheel-files.yaml"})  # added later: a copy written before may lack them
 REQUIRED_FILE_NAMES = tuple(name for name in FILE_NAMES if name not in OPTIONAL_FILES)
 PART_FILES = {  # a Matrix part -> its file, for messages
     "builds": "onnxruntime-gpu.yaml",
@@ -206,4 +221,5 @@ PART_FILES = {  # a Matrix part -> its file, for messages
     "wheels": "nvidia-wheels.yaml",
     "tensorrt": "tensorrt.yaml",
     "gpus": "gpus.yaml",
+    "files": "wheel-files.yaml",
 }

@@ -18,6 +18,7 @@ from provisioner.matrix.model import (
     Matrix,
     OrtBuild,
     TensorRTRelease,
+    WheelFiles,
 )
 from provisioner.versions import driver_at_least, in_series, major, ort_matcher, satisfies, vtuple
 
@@ -370,3 +371,17 @@ def provider_needs(build: OrtBuild, platform: str, provider: str = "cuda") -> tu
     record = build.wheel_platform(platform)
     library = record.provider(provider) if record is not None else None
     return library.needs if library is not None else None
+
+
+# --- the files NVIDIA wheels install ------------------------------------------------------------------------
+
+
+def wheel_files(matrix: Matrix, package: str, platform: str, version: str | None = None) -> WheelFiles | None:
+    """The files `package` installs on `platform`: of exactly `version`, or (None) of its newest recorded
+    version; None when the matrix does not record them."""
+    rows = [w for w in matrix.wheel_files if w.package == package and w.platform == platform]
+    if version is not None:
+        return next((w for w in rows if version in w.versions), None)
+    if not rows:
+        return None
+    return max(rows, key=lambda w: max(vtuple(v) for v in w.versions))
