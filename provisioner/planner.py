@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from provisioner.closure import closure
 from provisioner.errors import BadInput, NoCompatiblePlan
 from provisioner.facts import Gpu, HostFacts, MissingFiles, NvidiaWheel, OrtDist, PythonInfo
 from provisioner.matrix.model import CudaMajor, CudaRelease, LibraryWheel, Matrix, OrtBuild, TensorRTRelease
@@ -174,7 +175,10 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
 
     reasons = [_choice_reason(build, hosts, matrix, request), *chosen.reasons]
     reasons += _reuse_reasons(chosen, existing, pins)
+    closure_reasons, closure_notes = _closure_lines(build, hosts, matrix, pins, library_requirements, request)
+    reasons += closure_reasons
     notes = [*chosen.notes, *library_notes, *_missed_reuse_notes(chosen, runnable, existing, request), *hook_notes]
+    notes += closure_notes
     if not build.confirmed:
         source = build.sources[0] if build.sources else "no source recorded"
         notes.append(
@@ -819,6 +823,45 @@ def _library_pins(
             f"than the CUDA {cap} the driver supports"
         )
     return pins, requirements, notes, cudnn_version
+
+
+def _closure_lines(
+    build: OrtBuild,
+    hosts: tuple[HostFacts, ...],
+    matrix: Matrix,
+    pins: list[LibraryPin],
+    requirements: list[str],
+    request: Request,
+) -> tuple[list[str], list[str]]:
+    """(reasons, notes): per target platform, whether every library the CUDA provider imports (read from the
+    wheel) is supplied by the planned NVIDIA wheels (their recorded files) or by the driver and the OS."""
+    if request.cuda_libraries != "wheels":
+        return [], []
+    reasons: list[str] = []
+    notes: list[str] = []
+    pinned = {pin.package: pin.version for pin in pins}
+    packages = [_split_requirement(r)[0] for r in requirements]
+    for tag in dict.fromkeys(host.platform.tag for host in hosts):
+        needs = provider_needs(build, tag)
+        if needs is None:
+            continue
+        files: dict[str, tuple[str, ...]] = {}
+        for package in packages:
+            record = wheel_files(matrix, package, tag, pinned.get(package)) or wheel_files(matrix, package, tag)
+            if record is not None:
+                files[f"{package} {pinned.get(package, record.versions[-1])}"] = record.files
+        proof = closure(tag, needs, files)
+        if proof.complete:
+            reasons.append(
+                f"every library the {build.ort_version} CUDA provider imports on {tag} is supplied: {proof.summary()}"
+            )
+        else:
+            notes.append(
+                f"the {build.ort_version} CUDA provider on {tag} imports {', '.join(proof.missing)}, which no planned "
+                f"NVIDIA wheel installs (by the matrix's record of their files): it will not load until "
+                f"{'they are' if len(proof.missing) > 1 else 'it is'} on the loader path"
+            )
+    return reasons, notes
 
 
 def _wheel_targets(hosts: tuple[HostFacts, ...]) -> list[tuple[str, str | None]]:

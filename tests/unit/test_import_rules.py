@@ -26,6 +26,7 @@ CORE = (
     "provisioner.facts",
     "provisioner.plan",
     "provisioner.planner",
+    "provisioner.closure",
     "provisioner.serde",
     "provisioner.versions",
     "provisioner.findings",
