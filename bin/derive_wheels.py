@@ -36,6 +36,7 @@ from urllib.parse import urljoin  # noqa: E402
 
 from provisioner.matrix.check import Problem, convert_entries  # noqa: E402
 from provisioner.matrix.model import CudaMajor, CudaRelease  # noqa: E402
+from provisioner.platforms import LEGACY_MANYLINUX  # noqa: E402
 from provisioner.versions import vtuple  # noqa: E402
 from provisioner.ziprange import HttpRangeSource, central_directory, read_member  # noqa: E402
 
@@ -45,7 +46,6 @@ PREFIX_NAMES_MINOR = ("cudart", "nvrtc", "nvjitlink")  # component version == to
 
 
 PLATFORM_ORDER = ("linux-x86_64", "linux-aarch64", "windows-amd64")
-_MANYLINUX_LEGACY = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
 _MANYLINUX = re.compile(r"^(manylinux1|manylinux2010|manylinux2014|manylinux_(\d+)_(\d+))_(x86_64|aarch64|sbsa)$")
 
 
@@ -56,7 +56,7 @@ def platform_of_tag(tag: str) -> tuple[str, str | None] | None:
     found = _MANYLINUX.match(tag)
     if not found:
         return None  # win_arm64, macOS, plain linux_*: not platforms ortprov plans for
-    floor = f"{found.group(2)}.{found.group(3)}" if found.group(2) else _MANYLINUX_LEGACY[found.group(1)]
+    floor = f"{found.group(2)}.{found.group(3)}" if found.group(2) else LEGACY_MANYLINUX[found.group(1)]
     arch = "x86_64" if found.group(4) == "x86_64" else "aarch64"
     return f"linux-{arch}", floor
 

@@ -11,6 +11,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from provisioner.platforms import LEGACY_MANYLINUX
 from provisioner.standalone.elf import ElfError, read_dynamic_bytes
 from provisioner.standalone.libnames import is_system_library
 from provisioner.ziprange import RangeSource, ZipEntry, central_directory, read_member, stream_member
@@ -31,7 +32,6 @@ _WHEEL_NAME = re.compile(
     r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-(?P<build>\d[^-]*))?-(?P<python>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$"
 )
 _MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(x86_64|aarch64)$")
-_LEGACY_MANYLINUX = {"manylinux2014": "2.17", "manylinux2010": "2.12", "manylinux1": "2.5"}
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def _platform(tags: str) -> tuple[str, str | None]:
             floors.append((int(modern.group(1)), int(modern.group(2))))
             arch = modern.group(3)
             continue
-        for legacy, floor in _LEGACY_MANYLINUX.items():
+        for legacy, floor in LEGACY_MANYLINUX.items():
             if tag.startswith(legacy + "_"):
                 major, minor = floor.split(".")
                 floors.append((int(major), int(minor)))

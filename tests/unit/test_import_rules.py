@@ -27,6 +27,7 @@ CORE = (
     "provisioner.plan",
     "provisioner.planner",
     "provisioner.closure",
+    "provisioner.platforms",
     "provisioner.serde",
     "provisioner.versions",
     "provisioner.findings",
