@@ -87,7 +87,9 @@ class CudaRelease:
     """One CUDA toolkit minor release."""
 
     version: str  # "12.4"
-    min_driver_linux: str  # toolkit driver requirement, "550.54.14"
+    # toolkit driver requirement, "550.54.14"; None: no table of it was found (the CUDA major's
+    # minor-version-compatibility floor still applies, PTX JIT and NVRTC excepted)
+    min_driver_linux: str | None
     sources: tuple[str, ...]
     min_driver_windows: str | None = None
     compute_capabilities: tuple[str, ...] = ()  # supported, "5.0" ... "9.0"

@@ -99,11 +99,8 @@ def cuda_releases_for_major(matrix: Matrix, number: int) -> tuple[CudaRelease, .
 
 def newest_cuda_for_driver(matrix: Matrix, driver: str, windows: bool = False) -> CudaRelease | None:
     """The newest CUDA release whose driver floor (Windows' where it has one) the driver meets."""
-    met = [
-        r
-        for r in matrix.cuda_releases
-        if driver_at_least(driver, (r.min_driver_windows if windows else None) or r.min_driver_linux)
-    ]
+    floors = [(r, (r.min_driver_windows if windows else None) or r.min_driver_linux) for r in matrix.cuda_releases]
+    met = [r for r, floor in floors if floor is not None and driver_at_least(driver, floor)]
     return max(met, key=lambda r: vtuple(r.version)) if met else None
 
 
