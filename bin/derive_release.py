@@ -111,7 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=CACHE, help=f"wheel facts per sha256 (default {CACHE})")
     parser.add_argument("--no-contents", action="store_true", help="skip the provider libraries (GPU code, imports)")
     parser.add_argument("--cross-check", action="store_true", help="compare with NVIDIA's cuobjdump (downloads)")
+    parser.add_argument("--table", action="store_true", help="print the GPU-code table of docs/matrix.md (no network)")
     args = parser.parse_args(argv)
+    if args.table:
+        sys.stdout.write(gpu_code_table(records("onnxruntime-gpu.yaml", "builds", OrtBuild)))
+        return 0
     started = time.monotonic()
 
     builds: list[OrtBuild] = records("onnxruntime-gpu.yaml", "builds", OrtBuild)
@@ -287,6 +291,49 @@ def cross_check(
         )
         out[build.ort_version] = replace(build, platforms=platforms)
     return out
+
+
+def gpu_code_table(builds: list[OrtBuild]) -> str:
+    """The markdown table of docs/matrix.md: per platform, runs of consecutive releases whose CUDA provider holds
+    the same kernels and PTX, with the providers their wheels ship and the Pythons."""
+    from provisioner.matrix.query import code_summary
+
+    lines = [
+        "| releases | platform | CUDA | kernels (cubin) | PTX | providers | Pythons | cuobjdump |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    pypi = sorted((b for b in builds if b.index_url is None), key=lambda b: vtuple(b.ort_version))
+    for tag in ("linux-x86_64", "linux-aarch64", "windows-amd64"):
+        runs: list[list] = []
+        for build in pypi:
+            record = build.wheel_platform(tag)
+            if record is None or record.providers is None:
+                continue
+            cuda = record.provider("cuda")
+            key = (
+                build.cuda_version,
+                cuda.kernels if cuda else (),
+                cuda.ptx if cuda else (),
+                tuple(p.provider for p in record.providers),
+            )
+            if runs and runs[-1][0] == key:
+                runs[-1][1].append(build)
+            else:
+                runs.append([key, [build]])
+        for (cuda_version, kernels, ptx, providers), members in runs:
+            first, last = members[0], members[-1]
+            span = first.ort_version if first is last else f"{first.ort_version} - {last.ort_version}"
+            pythons = sorted({p for b in members for p in b.pythons_on(tag)}, key=lambda p: (vtuple(p), p))
+            checked = next(
+                (b.wheel_platform(tag).cross_check for b in members if b.wheel_platform(tag).cross_check), None
+            )
+            summary = code_summary(kernels, ptx)
+            cubins, _, jit = summary.partition(", ")
+            lines.append(
+                f"| {span} | {tag} | {cuda_version} | {cubins} | {jit.removeprefix('PTX ')} | "
+                f"{', '.join(providers)} | {pythons[0]} - {pythons[-1]} | {'yes' if checked else 'no'} |"
+            )
+    return "\n".join(lines) + "\n"
 
 
 def _is_release(version: str) -> bool:

@@ -199,12 +199,24 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def record_paths(source: HttpRangeSource) -> list[str]:
-    """The paths a wheel's RECORD lists, its .dist-info folder left out."""
+    """The paths a wheel's RECORD lists that another distribution could overwrite: its .dist-info folder, files
+    recorded as empty (the shared namespace `nvidia/__init__.py`) and byte-code left out, as the package probe
+    (standalone/packages_probe.py `owned_files`) leaves them out of what is installed."""
+    import csv
+
     entries = central_directory(source)
     record = next(name for name in entries if name.endswith(".dist-info/RECORD"))
-    rows = read_member(source, entries[record]).decode("utf-8", "replace").splitlines()
-    paths = [row.split(",")[0] for row in rows if row.strip()]
-    return sorted(p for p in paths if p and ".dist-info/" not in p)
+    rows = csv.reader(read_member(source, entries[record]).decode("utf-8", "replace").splitlines())
+    return sorted(
+        row[0]
+        for row in rows
+        if row
+        and row[0]
+        and ".dist-info/" not in row[0]
+        and (len(row) < 3 or row[2].strip() != "0")
+        and not row[0].endswith((".pyc", ".pyo"))
+        and "__pycache__/" not in row[0]
+    )
 
 
 def write_files() -> int:
