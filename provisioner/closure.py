@@ -72,7 +72,7 @@ def closure(platform: str, needs: Iterable[str], wheels: Mapping[str, Iterable[s
             supplied.append(Supplied(name, ONNXRUNTIME))
         elif is_driver_library(name):
             supplied.append(Supplied(name, DRIVER))
-        elif (is_windows_system_library(name) if windows else is_system_library(name)):
+        elif is_windows_system_library(name) if windows else is_system_library(name):
             supplied.append(Supplied(name, OS))
         elif windows and is_msvc_runtime(name):
             supplied.append(Supplied(name, MSVC))

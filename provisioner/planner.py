@@ -1246,8 +1246,9 @@ def _code_it_has(build: OrtBuild, missing: tuple[tuple[int, str], ...], hosts: t
         if code is None:
             continue
         cubin, jit = gpu_code_for(code[0], code[1], cc)
-        if cubin or jit:
-            said.append(f"{build.ort_version} has {cubin or jit + ' PTX'}" + (f" for {cc}" if len(missing) > 1 else ""))
+        has = cubin or (f"{jit} PTX" if jit else None)
+        if has:
+            said.append(f"{build.ort_version} has {has}" + (f" for {cc}" if len(missing) > 1 else ""))
     return ", ".join(_unique(said))
 
 

@@ -15,6 +15,7 @@ from provisioner.platforms import pip_platform_tags
 
 PLAN_FILE = "plan.json"
 
+
 def platform_tags(platform: str, glibc: str | None = None) -> list[str]:
     """pip --platform tags a host accepts, newest first (platform: linux-x86_64, windows-amd64 ...)."""
     return pip_platform_tags(platform, glibc)

@@ -409,7 +409,7 @@ def _provider_record(read: ProviderRead) -> ProviderLibrary:
 
 def _provider_read(data: dict[str, Any]) -> ProviderRead:
     """A ProviderRead from its cached JSON (lists back to tuples)."""
-    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
     return ProviderRead(**fields)
 
 

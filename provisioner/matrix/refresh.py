@@ -101,6 +101,7 @@ def update_matrix(
     added: list[OrtBuild] = []
     skipped: list[str] = []
     for version in new:
+
         def open_source(url: str) -> HttpRangeSource:
             return HttpRangeSource(url, session=session, timeout=timeout, retries=retries)
 

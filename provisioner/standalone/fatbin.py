@@ -23,7 +23,7 @@ from provisioner.standalone.pe import PeError, is_pe, read_headers, read_imports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 MAGIC = struct.pack("<I", 0xBA55ED50)
 KIND_PTX, KIND_CUBIN = 1, 2
@@ -139,7 +139,7 @@ class ForwardStream:
             self._buf.clear()
             self._base = self.total
 
-    def kept_reader(self, size: int | None = None):  # -> Callable[[int, int], bytes]
+    def kept_reader(self) -> Callable[[int, int], bytes]:
         """A `read(offset, length)` over the bytes kept aside (and those still held)."""
         kept = sorted(self._kept.items())
         buf, base = bytes(self._buf), self._base
