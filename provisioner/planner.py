@@ -6,10 +6,17 @@ needs which driver, compute capability, Python, platform and libraries comes fro
 Rules, in order:
 1. Candidates are the matrix builds that match `--ort` and `--cuda` (BadInput when a pin names nothing).
 2. A candidate runs on a host when the host's platform has a wheel (and its glibc meets the wheel's floor),
-   the target Python has a wheel, the driver meets the CUDA release's floor (or the CUDA major's
-   minor-version-compatibility floor), and every GPU's compute capability is supported by the CUDA release
-   and the build's kernels. Unknown facts (no driver on a build server, no GPU, no Python) are not
-   rejected on: they become notes.
+   the target Python has a wheel for that platform, the driver meets the CUDA release's floor (or the CUDA
+   major's minor-version-compatibility floor), and every GPU runs the GPU code read from the platform's wheel:
+   a cubin of the same major and a minor <= the GPU's (an `a` cubin: exactly that GPU), or PTX of its compute
+   capability or older, JIT-compiled only by a driver that supports the build's CUDA (where the wheel was not
+   read: the CUDA release's compute capabilities). With --tensorrt the platform's wheels must ship a TensorRT
+   provider; with --cuda-libraries system a probed host's loader path must hold every library the provider
+   links, and cuDNN; with NVIDIA wheels, none of them may install over the files of an installed distribution
+   that stays (torch's nvidia-cudnn-cu12 and nvidia-cudnn-cu13 share nvidia/cudnn/). Unknown facts (no driver
+   on a build server, no GPU, no Python) are not rejected on: they become notes. A host no candidate runs on
+   gets NoCompatiblePlan with every reason, and for a GPU no build has code for, the build that has it or the
+   source build that would.
 3. Of the candidates that run on every host: the newest release; within it, the build whose CUDA/cuDNN
    majors match libraries already present (torch's NVIDIA wheels, system libraries), then the PyPI build,
    then the newest CUDA.
