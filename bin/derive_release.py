@@ -225,13 +225,31 @@ def cuobjdump() -> str:
     return found[-1]
 
 
-def cuobjdump_lists(tool: str, path: str) -> tuple[list[str], list[str]]:
-    """(cubin archs, PTX archs) as cuobjdump --list-elf --list-ptx names them."""
+def cuobjdump_counts(tool: str, path: str) -> tuple[dict[str, int], str | None]:
+    """(arch name -> entries, as `cuobjdump --list-elf --list-ptx` lists them; its fatal error, if it stopped)."""
+    from collections import Counter
+
     done = subprocess.run([tool, "--list-elf", "--list-ptx", path], capture_output=True, text=True, check=False)
     text = done.stdout + done.stderr
-    kernels = sorted(set(re.findall(r"\.(sm_\w+?)\.cubin", text)))
-    ptx = sorted({"compute_" + m for m in re.findall(r"\.sm_(\w+?)\.ptx", text)})
-    return kernels, ptx
+    counts: Counter[str] = Counter()
+    for arch, kind in re.findall(r"\.(sm_\w+?)\.(cubin|ptx)\b", text):
+        counts[arch if kind == "cubin" else "compute_" + arch.removeprefix("sm_")] += 1
+    fatal = next((line.split(":", 1)[1].strip() for line in text.splitlines() if "fatal" in line), None)
+    return dict(counts), fatal
+
+
+def fatbin_counts(path: str) -> dict[str, int]:
+    """arch name -> entries, by the fatbin reader (standalone/fatbin.py) over the same file."""
+    from collections import Counter
+
+    from provisioner.standalone.elf import read_sections
+    from provisioner.standalone.fatbin import ELF_SECTION, ForwardStream, file_chunks, scan_blobs
+
+    with open(path, "rb") as handle:
+        sections = read_sections(lambda o, n: (handle.seek(o), handle.read(n))[1])
+    low, size = sections[ELF_SECTION]
+    blobs = scan_blobs(ForwardStream(file_chunks(path)), low, low + size)
+    return dict(Counter(name for blob in blobs for _, name in blob.entries))
 
 
 def cross_check(
@@ -241,9 +259,12 @@ def cross_check(
     cache: Path,
     records_of: dict[str, OrtBuild],
 ) -> dict[str, OrtBuild]:
-    """Run cuobjdump on the CUDA provider of one Linux wheel per (platform, CUDA major, kernels, PTX), compare
-    with what the fatbin reader found, and mark every build with that set as cross-checked. cuobjdump does not
-    read PE images: Windows wheels are covered by the fatbin reader alone. SystemExit on a disagreement."""
+    """Run NVIDIA's cuobjdump on the CUDA provider of one Linux wheel per (platform, CUDA major, kernels, PTX)
+    run of releases and compare, entry by entry, with the fatbin reader on the same file; mark every build of the
+    run with the verdict. cuobjdump 13 refuses Kepler code ("Support for 'sm_37' has been removed") and stops on
+    some older fatbins ("Invalid ELF"): then the entries it listed before stopping are compared, and the verdict
+    says so. cuobjdump does not read PE images: the Windows rows rest on the fatbin reader alone. SystemExit on
+    any disagreement."""
     from provisioner.wheelfacts import provider_members
     from provisioner.ziprange import HttpRangeSource, central_directory, stream_member
 
@@ -260,10 +281,10 @@ def cross_check(
             eras.setdefault(key, []).append((build, platform.wheel))
     verdicts: dict[tuple[str, str], str] = {}
     for key, members in eras.items():
-        build, wheel = members[0]  # one release of the era
-        done = cache / f"{wheel}.cuobjdump.json"
+        build, wheel = members[-1]  # the newest release of the run
+        done = cache / f"{wheel}.cuobjdump-{release}.json"
         if done.is_file():
-            kernels, ptx = json.loads(done.read_text())
+            theirs, fatal, ours = json.loads(done.read_text())
         else:
             url = next(item.url for name, item in on_index[build.ort_version] if name.filename == wheel)
             source = HttpRangeSource(url, session=session, timeout=60)
@@ -272,17 +293,25 @@ def cross_check(
                 for chunk in stream_member(source, entry):
                     handle.write(chunk)
                 handle.flush()
-                kernels, ptx = cuobjdump_lists(tool, handle.name)
-            done.write_text(json.dumps([kernels, ptx]))
-        ours = (sorted(key[2]), sorted(key[3]))
-        if (sorted(kernels), sorted(ptx)) != ours:
-            raise SystemExit(f"{wheel}: cuobjdump lists {kernels} / {ptx}; the fatbin reader found {ours}")
-        print(
-            f"cuobjdump {release} agrees on {wheel}: {' '.join(kernels)}; PTX {' '.join(ptx) or 'none'}",
-            file=sys.stderr,
-        )
+                theirs, fatal = cuobjdump_counts(tool, handle.name)
+                ours = fatbin_counts(handle.name)
+            done.write_text(json.dumps([theirs, fatal, ours]))
+        wrong = {a: (n, ours.get(a, 0)) for a, n in theirs.items() if n > ours.get(a, 0)}
+        if (not fatal and theirs != ours) or wrong or set(ours) != set(key[2]) | set(key[3]):
+            raise SystemExit(f"{wheel}: cuobjdump {release} lists {theirs}; the fatbin reader {ours} ({fatal})")
+        total, listed = sum(ours.values()), sum(theirs.values())
+        if not fatal:
+            verdict = f"cuobjdump {release} lists the same {total} entries in {wheel}"
+        elif listed:
+            verdict = (
+                f"cuobjdump {release} listed {listed} of the {total} entries of {wheel} before stopping "
+                f"({fatal}); those agree"
+            )
+        else:
+            verdict = f"cuobjdump {release} cannot read {wheel} ({fatal}): the fatbin reader alone"
+        print(verdict, file=sys.stderr)
         for other, _ in members:
-            verdicts[(other.ort_version, key[0])] = f"cuobjdump {release} lists the same in {wheel}"
+            verdicts[(other.ort_version, key[0])] = verdict
     out = {}
     for build in derived:
         platforms = tuple(
@@ -291,6 +320,17 @@ def cross_check(
         )
         out[build.ort_version] = replace(build, platforms=platforms)
     return out
+
+
+def _short_verdict(verdict: str | None) -> str:
+    if not verdict:
+        return "-"
+    if "lists the same" in verdict:
+        return "agrees (" + verdict.split("the same ")[1].split(" entries")[0] + " entries)"
+    if "listed" in verdict:
+        listed = verdict.split("listed ")[1].split(" entries")[0]
+        return f"agrees on {listed} (then stopped)"
+    return "cannot read it"
 
 
 def gpu_code_table(builds: list[OrtBuild]) -> str:
@@ -331,7 +371,7 @@ def gpu_code_table(builds: list[OrtBuild]) -> str:
             cubins, _, jit = summary.partition(", ")
             lines.append(
                 f"| {span} | {tag} | {cuda_version} | {cubins} | {jit.removeprefix('PTX ')} | "
-                f"{', '.join(providers)} | {pythons[0]} - {pythons[-1]} | {'yes' if checked else 'no'} |"
+                f"{', '.join(providers)} | {pythons[0]} - {pythons[-1]} | {_short_verdict(checked)} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -341,12 +381,27 @@ def _is_release(version: str) -> bool:
     return all(part.isdigit() for part in version.split("."))
 
 
+def _feed_like_pypi(build: OrtBuild, derived: dict[str, OrtBuild]) -> OrtBuild:
+    """A feed build's Pythons per platform, copied from the PyPI build of the same release (as its Python list
+    was: the feed's wheels cannot be read from here); its GPU code stays unread."""
+    pypi = derived.get(build.ort_version)
+    if build.index_url is None or pypi is None:
+        return build
+    platforms = tuple(
+        replace(p, python=tuple(q for q in pypi.pythons_on(p.platform) if q in build.python))
+        if pypi.wheel_platform(p.platform)
+        else p
+        for p in build.platforms
+    )
+    return replace(build, platforms=platforms)
+
+
 def write_builds(existing: list[OrtBuild], derived: dict[str, OrtBuild]) -> None:
     """Replace the PyPI builds that were derived, keep the rest (feed builds), sorted newest first."""
     import yaml
 
     data = load_yaml("onnxruntime-gpu.yaml")
-    kept = [b for b in existing if b.index_url is not None or b.ort_version not in derived]
+    kept = [_feed_like_pypi(b, derived) for b in existing if b.index_url is not None or b.ort_version not in derived]
     merged = kept + list(derived.values())
     merged.sort(key=build_order, reverse=True)
     header = (DATA / "onnxruntime-gpu.yaml").read_text(encoding="utf-8").split("schema_version:")[0]

@@ -128,6 +128,7 @@ class _Verdict:
     score: int = 0
     minor_compat: bool = False  # some host runs it only through CUDA minor-version compatibility
     missing_code: tuple[tuple[int, str], ...] = ()  # (host index, compute capability) its wheels hold no code for
+    unread_code: tuple[tuple[int, str], ...] = ()  # (host index, cc) judged by the CUDA release: wheels not read
 
 
 def short_label(build: OrtBuild) -> str:
@@ -280,6 +281,7 @@ def _judge(
     if request.tensorrt:
         problems += _tensorrt_problems(build, matrix)
     missing_code: list[tuple[int, str]] = []
+    unread: list[tuple[int, str]] = []
     for index, host in enumerate(hosts):
         who = host_name(host, index, len(hosts))
         host_problems: list[str] = []
@@ -297,7 +299,8 @@ def _judge(
             host_problems += driver_problems
             gpu_problems, lacking = _gpu_problems(build, host, who, release, matrix, notes, reasons)
             host_problems += gpu_problems
-            missing_code += [(index, cc) for cc in lacking]
+            missing_code += [(index, cc) for cc in lacking if not cc.startswith("?")]
+            unread += [(index, cc[1:]) for cc in lacking if cc.startswith("?")]
         if host_problems:
             blocking.append(index)
             problems += host_problems
@@ -310,6 +313,7 @@ def _judge(
         _reuse_score(build, existing),
         any("minor-version compatibility" in note for note in notes),
         tuple(missing_code),
+        tuple(unread),
     )
 
 
@@ -471,6 +475,7 @@ def _gpu_problems(
                     f"the GPU code in {build.ort_version}'s {host.platform.tag} wheels was not read from them: "
                     f"compute capability {cc} is checked against what CUDA {release.version} supports only"
                 )
+                lacking.append(f"?{cc}")  # runs by its CUDA release's word, not by its wheels
         else:
             problem, match = _code_problem(build, host, cc, code, notes, where, driver_cuda_version(host, matrix))
             if problem is None and match:
@@ -668,9 +673,12 @@ def _reuse_score(build: OrtBuild, existing: _Existing) -> int:
 def _preference(verdict: _Verdict, request: Request) -> tuple:
     build = verdict.build
     score = verdict.score if request.prefer_existing_libraries else 0
-    # Same release: a build the driver fully supports beats one that needs minor-version compatibility
-    # (JIT paths), then reuse of libraries already present, then PyPI over a side feed, then newer CUDA.
+    # A build whose wheels were read to hold code for every GPU beats one judged by its CUDA release alone (a side
+    # feed's, whose wheels cannot be read): the newest build that really runs wins. Same release: a build the
+    # driver fully supports beats one that needs minor-version compatibility (JIT paths), then reuse of libraries
+    # already present, then PyPI over a side feed, then newer CUDA.
     return (
+        not verdict.unread_code,
         vtuple(build.ort_version),
         not verdict.minor_compat,
         score,
@@ -1233,6 +1241,17 @@ def _rejections_for_plan(
             reason = "; ".join(verdict.problems)
             has = _code_it_has(chosen.build, verdict.missing_code, hosts)
             out.append(Rejection(verdict.build.label, reason + (f"; {has}" if has else "")))
+        elif verdict.unread_code and not chosen.unread_code:
+            ccs = ", ".join(sorted({cc for _, cc in verdict.unread_code}, key=vtuple))
+            has = _code_it_has(chosen.build, verdict.unread_code, hosts)
+            out.append(
+                Rejection(
+                    verdict.build.label,
+                    f"its CUDA release supports compute capability {ccs}, but its wheels were not read (a side "
+                    f"feed's): whether they hold code for it is unknown; {has or short_label(chosen.build)} "
+                    f"(read from its wheels)",
+                )
+            )
         elif verdict.build.ort_version == chosen.build.ort_version:
             out.append(
                 Rejection(

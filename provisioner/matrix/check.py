@@ -262,7 +262,10 @@ def _wheel_contents_problems(build: OrtBuild, plat: WheelPlatform) -> list[str]:
     """What is wrong with what a platform's wheels were read to hold (Pythons, providers, GPU code)."""
     where = plat.platform
     reasons = [f"{where}: python {p!r} is not like '3.12' or '3.13t'" for p in plat.python if not _PYTHON.match(p)]
-    reasons += [f"{where}: python {p} is not in the build's python list" for p in plat.python if p not in build.python]
+    if all(_PYTHON.match(p) for p in build.python):  # else the build's own list is what is reported
+        reasons += [
+            f"{where}: python {p} is not in the build's python list" for p in plat.python if p not in build.python
+        ]
     if plat.sha256 is not None and not _SHA256.match(plat.sha256):
         reasons.append(f"{where}: sha256 {plat.sha256!r} is not a SHA-256 digest")
     if plat.providers is not None and not plat.wheel:

@@ -17,8 +17,8 @@ class ProviderLibrary:
     """An execution-provider library a platform's wheel ships, as read from the wheel (bin/derive_release.py)."""
 
     provider: str  # cuda | tensorrt | ... (onnxruntime_providers_<provider>.so / .dll)
-    needs: tuple[str, ...] | None = None  # DT_NEEDED / PE imports as the library names them; None: not read
-    delay_loads: tuple[str, ...] = ()  # PE delay-load imports (opened on first use)
+    needs: tuple[str, ...] | None = None  # DT_NEEDED / the DLLs its PE table names, as named; None: not read
+    delay_loads: tuple[str, ...] = ()  # DLLs its PE delay-load table names (opened on first use)
     kernels: tuple[str, ...] = ()  # cubin architectures in its fatbins: sm_75, sm_90a
     ptx: tuple[str, ...] = ()  # PTX in its fatbins, JIT-compiled by the driver: compute_90
 

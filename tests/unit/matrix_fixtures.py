@@ -63,6 +63,7 @@ AARCH64 = WheelPlatform("linux-aarch64", "2.34")
 WINDOWS = WheelPlatform("windows-amd64")
 
 
+CU128_KERNELS = "52 60 61 70 75 80 86 89 90 100 120"  # an illustrative CUDA 12.8 arch list
 TRT = ("cuda", "tensorrt")  # the providers of x86_64 and Windows wheels; aarch64 ships the CUDA one only
 
 
@@ -185,7 +186,7 @@ BUILDS = (
         "12.8",
         "9",
         PY_311_314,
-        (LINUX, AARCH64, WINDOWS),
+        tuple(with_code(p, CU128_KERNELS, "120", TRT) for p in (LINUX, AARCH64, WINDOWS)),
         extras=("cuda", "cudnn"),
         libraries_linked=CU12_LINKED,
         libraries_lazy=CU12_LAZY,
@@ -208,7 +209,7 @@ BUILDS = (
         "12.8",
         "9",
         PY_311_314,
-        (LINUX, WINDOWS),
+        tuple(with_code(p, CU128_KERNELS, "120", TRT) for p in (LINUX, WINDOWS)),
         index_url=CUDA12_FEED,
         libraries_linked=CU12_LINKED,
         libraries_lazy=CU12_LAZY,
