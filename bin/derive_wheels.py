@@ -36,29 +36,13 @@ from urllib.parse import urljoin  # noqa: E402
 
 from provisioner.matrix.check import Problem, convert_entries  # noqa: E402
 from provisioner.matrix.model import CudaMajor, CudaRelease  # noqa: E402
-from provisioner.platforms import LEGACY_MANYLINUX  # noqa: E402
+from provisioner.platforms import PLATFORM_ORDER, platform_of_tag, wheel_file_platforms  # noqa: E402
 from provisioner.versions import vtuple  # noqa: E402
 from provisioner.ziprange import HttpRangeSource, central_directory, read_member  # noqa: E402
 
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 LIBRARIES = ("cudart", "cublas", "cufft", "curand", "nvrtc", "cudnn", "nvjitlink")
 PREFIX_NAMES_MINOR = ("cudart", "nvrtc", "nvjitlink")  # component version == toolkit version
-
-
-PLATFORM_ORDER = ("linux-x86_64", "linux-aarch64", "windows-amd64")
-_MANYLINUX = re.compile(r"^(manylinux1|manylinux2010|manylinux2014|manylinux_(\d+)_(\d+))_(x86_64|aarch64|sbsa)$")
-
-
-def platform_of_tag(tag: str) -> tuple[str, str | None] | None:
-    """("linux-x86_64", "2.17") for manylinux2014_x86_64, ("windows-amd64", None) for win_amd64; else None."""
-    if tag == "win_amd64":
-        return "windows-amd64", None
-    found = _MANYLINUX.match(tag)
-    if not found:
-        return None  # win_arm64, macOS, plain linux_*: not platforms ortprov plans for
-    floor = f"{found.group(2)}.{found.group(3)}" if found.group(2) else LEGACY_MANYLINUX[found.group(1)]
-    arch = "x86_64" if found.group(4) == "x86_64" else "aarch64"
-    return f"linux-{arch}", floor
 
 
 def platforms_of(filenames: list[str]) -> tuple[list[str], str | None]:
@@ -237,7 +221,7 @@ def write_files() -> int:
     for row in rows:
         files = [f for f in listing[row["package"]].get(row["version"], []) if f["filename"].endswith(".whl")]
         for platform in row.get("platforms") or PLATFORM_ORDER:
-            wheel = next((f for f in files if platform in _platforms_of_file(f["filename"])), None)
+            wheel = next((f for f in files if platform in wheel_file_platforms(f["filename"])), None)
             if wheel is not None:
                 jobs.append((row["package"], row["version"], platform, wheel))
     sources: list[HttpRangeSource] = []
@@ -278,13 +262,6 @@ def write_files() -> int:
         f"{time.monotonic() - started:.0f} s) to {DATA / 'wheel-files.yaml'}"
     )
     return 0
-
-
-def _platforms_of_file(filename: str) -> list[str]:
-    tags = filename[: -len(".whl")].split("-")[-1].split(".")
-    if "any" in tags:
-        return list(PLATFORM_ORDER)
-    return [found[0] for found in map(platform_of_tag, tags) if found]
 
 
 if __name__ == "__main__":

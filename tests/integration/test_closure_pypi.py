@@ -9,6 +9,8 @@ files must agree with what the wheels say today.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from provisioner.closure import DRIVER, MSVC, closure
@@ -36,14 +38,21 @@ HOSTS = {
 }
 
 
-def _wheel_on_pypi(session, package: str, version: str, platform: str):  # noqa: ANN001, ANN202
-    from provisioner.matrix.derive import PYPI_SIMPLE, list_project_files, wheels_by_version
+def _wheel_on_pypi(session: Any, package: str, version: str, platform: str) -> Any:
+    """The index entry of one wheel of `package` `version` that installs on `platform` (CPython 3.12 or any)."""
+    from provisioner.matrix.derive import PYPI_SIMPLE, list_project_files
+    from provisioner.platforms import wheel_file_platforms
 
-    wheels = wheels_by_version(list_project_files(session, PYPI_SIMPLE, package), package)[version]
-    fitting = [(name, item) for name, item in wheels if name.platform == platform and not name.python.endswith("t")]
-    if not fitting:  # py3-none-any style names parse with platform "any"
-        fitting = [(n, i) for n, i in wheels if platform in n.platform or n.platform in ("any", platform)]
-    return sorted(fitting, key=lambda w: w[0].python)[-1][1]
+    normalized = package.replace("-", "_")
+    files = [
+        item
+        for item in list_project_files(session, PYPI_SIMPLE, package)
+        if item.filename.startswith(f"{normalized}-{version}-")
+        and platform in wheel_file_platforms(item.filename)
+        and ("-cp312-" in item.filename or "-py3-" in item.filename)
+    ]
+    assert files, (package, version, platform)
+    return files[0]
 
 
 @pytest.mark.parametrize("platform", sorted(HOSTS))
