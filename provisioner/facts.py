@@ -156,8 +156,8 @@ class NvidiaWheel:
     lib_dirs: tuple[str, ...] = ()
     missing_files: MissingFiles | None = None  # None: every file its RECORD lists is there (or not checked)
     # the files it installed (RECORD, relative to site-packages; metadata, byte-code and empty files left out):
-    # another distribution installed over them overwrites them. (): not read (an older host file)
-    files: tuple[str, ...] = ()
+    # another distribution installed over them overwrites them. None: not read (an older host file)
+    files: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

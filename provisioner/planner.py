@@ -612,7 +612,7 @@ def _overwrite_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matr
         mine = set(planned.files)
         for other in host.nvidia_wheels:
             recorded = wheel_files(matrix, other.name, tag, other.version)
-            theirs = set(other.files) or set(recorded.files if recorded else ())
+            theirs = set(other.files) if other.files is not None else set(recorded.files if recorded else ())
             clash = sorted(mine & theirs)
             if clash:
                 example = clash[0] + (", ..." if len(clash) > 1 else "")

@@ -140,7 +140,7 @@ def report_from_child(data: dict[str, Any], interpreter: str = "") -> PackagesRe
             item["version"],
             tuple(item.get("lib_dirs") or ()),
             _missing_files(item),
-            tuple(str(path) for path in item.get("files") or ()),
+            tuple(str(path) for path in item["files"]) if item.get("files") is not None else None,
         )
         for item in data.get("nvidia_wheels") or []
     )
@@ -177,7 +177,7 @@ def nvidia_wheel(
     version: str,
     lib_dirs: tuple[str, ...] = (),
     missing_files: MissingFiles | None = None,
-    files: tuple[str, ...] = (),
+    files: tuple[str, ...] | None = None,
 ) -> NvidiaWheel:
     """An NvidiaWheel with the library it ships and the CUDA major it belongs to."""
     return NvidiaWheel(

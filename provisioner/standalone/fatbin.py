@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import struct
 
-from provisioner.standalone.elf import ElfError, read_dynamic, read_sections
-from provisioner.standalone.pe import PeError, is_pe, read_headers, read_imports
+if __package__:  # a package member: provisioner.standalone
+    from . import elf, pe
+else:  # run as a script: its folder is sys.path[0]
+    import elf  # type: ignore[no-redef]
+    import pe  # type: ignore[no-redef]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -254,7 +257,7 @@ def read_library(chunks: Iterable[bytes], size: int) -> LibraryCode:
     if head[:4] == b"\x7fELF":
         result.format = "elf"
         _read_elf(stream, size, result)
-    elif is_pe(head):
+    elif pe.is_pe(head):
         result.format = "pe"
         _read_pe(stream, result)
     else:
@@ -273,8 +276,8 @@ def _read_elf(stream: ForwardStream, size: int, result: LibraryCode) -> None:
     stream.drain()
     read = stream.kept_reader()
     try:
-        sections = read_sections(read)
-    except (ElfError, struct.error) as exc:
+        sections = elf.read_sections(read)
+    except (elf.ElfError, struct.error) as exc:
         sections = {}
         result.notes.append(f"section table not read ({exc}): every fatbin blob found is counted")
     section = sections.get(ELF_SECTION)
@@ -288,8 +291,8 @@ def _read_elf(stream: ForwardStream, size: int, result: LibraryCode) -> None:
         blobs = []  # no GPU-code section: no GPU code (a TensorRT provider)
     _summarise(result, blobs)
     try:
-        result.needed = read_dynamic(read).needed
-    except (ElfError, struct.error) as exc:
+        result.needed = elf.read_dynamic(read).needed
+    except (elf.ElfError, struct.error) as exc:
         result.notes.append(f"dynamic section not read ({exc})")
 
 
@@ -320,8 +323,8 @@ def _elf_dynamic_range(head: bytes) -> tuple[int, int] | None:
 
 def _read_pe(stream: ForwardStream, result: LibraryCode) -> None:
     try:
-        headers = read_headers(stream.read)
-    except (PeError, struct.error) as exc:
+        headers = pe.read_headers(stream.read)
+    except (pe.PeError, struct.error) as exc:
         raise FatbinError(f"PE headers not read: {exc}") from None
     wanted = headers.import_sections()
     for section in wanted:
@@ -339,8 +342,8 @@ def _read_pe(stream: ForwardStream, result: LibraryCode) -> None:
     _summarise(result, blobs)
     read = stream.kept_reader()
     try:
-        imported, delayed = read_imports(read, headers)
-    except (PeError, struct.error) as exc:
+        imported, delayed = pe.read_imports(read, headers)
+    except (pe.PeError, struct.error) as exc:
         result.notes.append(f"import tables not read ({exc})")
         return
     result.needed = imported
