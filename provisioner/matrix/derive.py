@@ -444,6 +444,7 @@ def read_platform_contents(
     wheels: list[tuple[WheelName, IndexFile]],
     open_source: Callable[[str], Any],
     cache: Path | None = None,
+    every_wheel: bool = True,
 ) -> PlatformContents:
     """Read one platform's wheels of one release: every wheel's central directory (its provider libraries'
     sizes and CRC-32s), and the provider libraries of the first wheel, streamed once (GPU code, imports); every
@@ -484,6 +485,8 @@ def read_platform_contents(
         if digests[name.filename] == digests[first_name.filename]:
             alike += 1  # the same bytes
             continue
+        if not every_wheel:
+            continue  # one wheel per platform (ortprov matrix update): the others are not counted as read
         others = read_all(name, item)  # built apart (other build ids): read it too
         if [_provider_record(r) for r in others] == [_provider_record(r) for r in reads]:
             alike += 1
@@ -503,13 +506,18 @@ def read_contents(
     wheels: list[tuple[WheelName, IndexFile]],
     open_source: Callable[[str], Any],
     cache: Path | None = None,
+    every_wheel: bool = True,
 ) -> dict[str, PlatformContents]:
-    """PlatformContents per platform (linux-x86_64, linux-aarch64, windows-amd64) of one release."""
+    """PlatformContents per platform (linux-x86_64, linux-aarch64, windows-amd64) of one release; with
+    every_wheel=False the provider libraries of one wheel per platform only (the newest CPython's)."""
     per_platform: dict[str, list[tuple[WheelName, IndexFile]]] = {}
     for name, item in wheels:
         if name.platform in PLATFORM_TAGS:
             per_platform.setdefault(name.platform, []).append((name, item))
-    return {tag: read_platform_contents(found, open_source, cache) for tag, found in sorted(per_platform.items())}
+    return {
+        tag: read_platform_contents(found, open_source, cache, every_wheel)
+        for tag, found in sorted(per_platform.items())
+    }
 
 
 def platform_records(

@@ -107,11 +107,11 @@ def update_matrix(
 
         try:
             facts = read_release(version, on_index[version], open_source)
-            # what the planner judges GPUs, Pythons and providers by: every wheel's provider libraries, streamed
-            # (a few hundred MB a platform, never stored), as bin/derive_release.py reads them
-            if progress is not None:
-                progress(f"{version}: reading the provider libraries of its wheels (GPU code, imports)")
-            contents = read_contents(on_index[version], open_source) if read_gpu_code else None
+            # what the planner judges GPUs, Pythons and providers by: the provider libraries of one wheel per
+            # platform, streamed (~250 MB each, never stored), read as bin/derive_release.py reads every wheel's
+            if progress is not None and read_gpu_code:
+                progress(f"{version}: reading the provider libraries of one wheel per platform (GPU code, imports)")
+            contents = read_contents(on_index[version], open_source, every_wheel=False) if read_gpu_code else None
         except (ZipRangeError, OSError, ValueError) as exc:
             skipped.append(f"{version}: could not read the wheels ({exc})")
             continue
