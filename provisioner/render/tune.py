@@ -128,8 +128,8 @@ def render_tune(report: TuneReport, analysis: Analysis) -> str:
         lines += ["", *table([HEADER] + [_row(row) for row in measured])]
         lines.append("  (total: the first pass, every shape new, plus the median warm pass; ± half the spread;")
         lines.append("   1 shape ms: one seen shape repeated; switch ms: what a change to a seen shape adds to a run;")
-        lines.append("   answers: the outputs against the CPU's on the same, unpadded inputs; GPU MiB/states: the")
-        lines.append("   GPU memory the variant took over its sessions or CUDA graphs kept per shape)")
+        lines.append("   answers: the outputs against the CPU's on the same, unpadded inputs; GPU MiB/states: the GPU")
+        lines.append("   memory its first pass added (arenas, per-shape sessions or graphs), over the states kept)")
     for row in measured:
         if row.reason and row.status not in ("ok",):
             lines.append(f"  {row.label}: {row.status}: {row.reason}")

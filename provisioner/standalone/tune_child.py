@@ -153,6 +153,11 @@ def measure(ort: Any, np: Any, request: dict, request_id: Any) -> dict:
     deadline = started + float(request.get("seconds") or 60.0)
     variant = request["variant"]
     result = new_result()
+    try:  # the inputs first: the memory figures are the session's, not theirs
+        feeds = Feeds(np, request.get("specs") or model_specs(ort, request["model"]), request).arrays
+    except (OSError, ValueError) as exc:
+        result.update(status="failed", stage="inputs", reason=str(exc))
+        return result
     before = tune_session.memory()
     session, created, why = tune_session.open_session(ort, request["model"], variant)
     if session is None:
@@ -162,15 +167,10 @@ def measure(ort: Any, np: Any, request: dict, request_id: Any) -> dict:
     result["create_s"] = round(created, 4)
     result["session_providers"] = list(session.get_providers())
     result["effective_options"] = tune_session.effective_options(session, variant["provider"])
+    after_create = tune_session.memory()
     sequence = request["sequence"]
     run_shapes = request.get("run_shapes") or [None] * len(sequence)
     pad_mode = variant.get("pad_mode") or "zero"
-    try:
-        feeds = Feeds(np, tune_session.input_specs(session), request).arrays
-    except (OSError, ValueError) as exc:
-        result.update(status="failed", stage="inputs", reason=str(exc))
-        return result
-    after_create = tune_session.memory()
     runner = tune_session.Runner(ort, session, variant)
 
     def feed_at(position: int) -> dict:
@@ -274,8 +274,9 @@ def warm_passes(runner: Any, feed_at: Any, result: dict, count: int, passes: int
 
 
 def memory_used(before: dict, created: dict, after: dict, states: int) -> dict:
-    """What the variant's session(s) took: resident memory and GPU memory, after creation and after the first
-    pass (every per-shape session made, every graph captured, the arenas grown), in MiB."""
+    """What the variant took, MiB: its creation (resident memory; the GPU's only when a CUDA runtime was loaded
+    before it, which a fresh child has not), and what its first pass added (every per-shape session made, every
+    graph captured, the arenas grown: resident and GPU memory)."""
 
     def grew(key: str, a: dict, b: dict) -> float | None:
         return None if a.get(key) is None or b.get(key) is None else round(b[key] - a[key], 1)
@@ -283,9 +284,9 @@ def memory_used(before: dict, created: dict, after: dict, states: int) -> dict:
     return {
         "states": states,
         "rss_created_mb": grew("rss_mb", before, created),
-        "rss_mb": grew("rss_mb", before, after),
+        "rss_mb": grew("rss_mb", created, after),
         "gpu_created_mb": grew("gpu_mb", before, created),
-        "gpu_mb": grew("gpu_mb", before, after),
+        "gpu_mb": grew("gpu_mb", created, after),
     }
 
 

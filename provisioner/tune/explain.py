@@ -112,7 +112,8 @@ def _memory(report: TuneReport) -> list[Explanation]:
             evidence.append(f"{m.variant.label}: {memory.states} {what}: " + ", ".join(parts))
     if not evidence:
         return []
-    return [Explanation("per-shape-memory", "what one state per input shape costs in memory", tuple(evidence))]
+    title = "what one state per input shape costs in memory (what the first pass added: sessions, graphs, arenas)"
+    return [Explanation("per-shape-memory", title, tuple(evidence))]
 
 
 def search_cost_ms(m: Measurement) -> float | None:

@@ -173,14 +173,15 @@ class Check:
 
 @dataclass(frozen=True)
 class Memory:
-    """What a variant's session(s) took, MiB: after creation, and after the first pass (every per-shape session
-    made, every graph captured, the arenas grown). GPU figures are the device's (None without a CUDA runtime)."""
+    """What a variant's session(s) took, MiB: its creation, and what its first pass added (every per-shape session
+    made, every graph captured, the arenas grown). GPU figures are the device's; the creation's is unknown (None)
+    in a fresh child, whose CUDA runtime the session itself loads."""
 
     states: int = 1  # sessions or captured graphs kept per input shape (1: a plain session)
     rss_created_mb: float | None = None
-    rss_mb: float | None = None
+    rss_mb: float | None = None  # the first pass's addition
     gpu_created_mb: float | None = None
-    gpu_mb: float | None = None
+    gpu_mb: float | None = None  # the first pass's addition
 
 
 @dataclass(frozen=True)

@@ -278,6 +278,7 @@ def _measure(
         "model": report.model,
         "variant": variant.request(),
         "inputs": _inputs(report),
+        "specs": [{"name": spec.name, "type": spec.type, "shape": list(spec.shape)} for spec in report.inputs],
         "sequence": list(report.sequence),
         "run_shapes": run_shapes(report, variant),
         "warm_passes": plan.warm_passes(variant, report),

@@ -66,12 +66,16 @@ def workload(model: str, count: int) -> tuple[str, list[dict[str, Any]], list[di
     runs, _ = shapes.default_sequence(inputs, outputs, count)
     kind = shapes.input_kind(inputs, outputs, runs)
     specs = tune_session.input_specs(session)
-    feeds = [tune_inputs.make_feed(np, kind, specs, {k: list(v) for k, v in run.items()}, i) for i, run in enumerate(runs)]
+    feeds = [
+        tune_inputs.make_feed(np, kind, specs, {k: list(v) for k, v in run.items()}, i) for i, run in enumerate(runs)
+    ]
     return kind, [dict(run) for run in runs], feeds
 
 
 class Plain:
-    def __init__(self, model: str, providers: list[Any], pad_to: dict[str, list[int]] | None = None, mode: str = "zero"):
+    def __init__(
+        self, model: str, providers: list[Any], pad_to: dict[str, list[int]] | None = None, mode: str = "zero"
+    ):
         options = ort.SessionOptions()
         options.log_severity_level = 3
         self.session = ort.InferenceSession(model, options, providers=providers)
@@ -138,7 +142,9 @@ class Buckets(Plain):
 
     def run(self, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
         target = {
-            name: [next((s for s in sizes if s >= n), n) for n, sizes in zip(array.shape, self.levels[name], strict=True)]
+            name: [
+                next((s for s in sizes if s >= n), n) for n, sizes in zip(array.shape, self.levels[name], strict=True)
+            ]
             for name, array in feed.items()
         }
         return self.session.run(None, tune_inputs.padded_feed(np, feed, target, self.mode))
@@ -192,7 +198,9 @@ def one(args: argparse.Namespace) -> None:
         "pass_s": [round(p, 3) for p in passes],
         "gpu_mb": gpu,
     }
-    meanings = [semantic(kind, out[0][tuple(slice(0, s) for s in ref_shape(args, i, out[0]))]) for i, out in enumerate(outputs)]
+    meanings = [
+        semantic(kind, out[0][tuple(slice(0, s) for s in ref_shape(args, i, out[0]))]) for i, out in enumerate(outputs)
+    ]
     if args.one == "cpu":
         for index, out in enumerate(outputs):
             tune_compare.save_reference(np, args.reference, index, out)
@@ -234,12 +242,12 @@ def agreement(kind: str, result: dict[str, Any], count: int) -> str:
     what = "pages with the CPU's text regions" if kind == "page" else "lines with the CPU's text"
     head = f"{result['same']}/{count} {what}"
     if result["differ"]:
-        shown = ", ".join(
-            f"p{i}: {a}->{b}" if kind == "page" else f"line {i}" for i, a, b in result["differ"][:4]
-        )
+        shown = ", ".join(f"p{i}: {a}->{b}" if kind == "page" else f"line {i}" for i, a, b in result["differ"][:4])
         head += f" ({shown}{', ...' if len(result['differ']) > 4 else ''})"
     verdict = "agrees" if check["agrees"] else "CHANGES"
-    return f"{head}; tune's check: {verdict} ({check['share_past']:.3%} past tolerance, max |diff| {check['max_abs']:.3g})"
+    return (
+        f"{head}; tune's check: {verdict} ({check['share_past']:.3%} past tolerance, max |diff| {check['max_abs']:.3g})"
+    )
 
 
 def main() -> None:
@@ -267,10 +275,14 @@ def main() -> None:
     model_name = os.path.basename(args.model)
     print(f"onnxruntime {ort.__version__}, providers {ort.get_available_providers()}; {model_name}")
     kind, runs, _ = workload(args.model, args.images)
-    print(f"{len(runs)} inputs ({kind}s): " + ", ".join("x".join(str(d) for d in list(r.values())[0][2:]) for r in runs))
+    print(
+        f"{len(runs)} inputs ({kind}s): " + ", ".join("x".join(str(d) for d in list(r.values())[0][2:]) for r in runs)
+    )
     if recommended:
-        print(f"recommended by ortprov tune: {recommended['label']}: {json.dumps(recommended['provider_options'])} "
-              f"helper={recommended.get('helper')} pad_to={recommended.get('pad_to')} mode={recommended.get('pad_mode')}")
+        print(
+            f"recommended by ortprov tune: {recommended['label']}: {json.dumps(recommended['provider_options'])} "
+            f"helper={recommended.get('helper')} pad_to={recommended.get('pad_to')} mode={recommended.get('pad_mode')}"
+        )
     print("each variant in a fresh process; pass 1: every shape new to it, pass 2: all seen; answers from pass 2")
     results = []
     with tempfile.TemporaryDirectory(prefix="tune-workload-") as reference:
@@ -286,11 +298,14 @@ def main() -> None:
             result = json.loads(found[0])
             results.append(result)
             p1, p2 = result["pass_s"]
-            print(f"{name:<12} {result['provider']:<22} create {result['create_s']:6.2f} s  pass 1 {p1:6.2f} s  "
-                  f"pass 2 {p2:6.2f} s  {agreement(kind, result, len(runs))}", flush=True)
+            print(
+                f"{name:<12} {result['provider']:<22} create {result['create_s']:6.2f} s  pass 1 {p1:6.2f} s  "
+                f"pass 2 {p2:6.2f} s  {agreement(kind, result, len(runs))}",
+                flush=True,
+            )
     cpu = next((r for r in results if r.get("variant") == "cpu" and "pass_s" in r), None)
     lines = [
-        f"| model | variant | create s | pass 1 s | pass 2 s | both | vs CPU (both / pass 2) | GPU MiB | answers |",
+        "| model | variant | create s | pass 1 s | pass 2 s | both | vs CPU (both / pass 2) | GPU MiB | answers |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
