@@ -112,14 +112,16 @@ ALGORITHMS = (
     Change("heuristic", "cudnn_conv_algo_search HEURISTIC", {ALGO: "HEURISTIC"}, conv_only=True, group="algo"),
     Change("algo-default", "cudnn_conv_algo_search DEFAULT", {ALGO: "DEFAULT"}, conv_only=True, group="algo"),
 )
-GRAPH_PER_SHAPE = Change("graphs", "a CUDA graph per input shape", per_shape="graphs", group="state")
-SESSION_PER_SHAPE = Change("sessions", "a session per input shape", per_shape="sessions", group="state")
+# how a run reaches its session: one group, so that the combination takes one of them (I/O binding by hand
+# and the per-shape helpers do not stack)
+GRAPH_PER_SHAPE = Change("graphs", "a CUDA graph per input shape", per_shape="graphs", group="binding")
+SESSION_PER_SHAPE = Change("sessions", "a session per input shape", per_shape="sessions", group="binding")
 SHARED_ARENA = Change(
     "sessions-shared",
     "a session per input shape, one shared arena",
     per_shape="sessions",
     shared_arena=True,
-    group="state",
+    group="binding",
 )
 PER_SHAPE = (GRAPH_PER_SHAPE, SESSION_PER_SHAPE)
 CHANGES = (

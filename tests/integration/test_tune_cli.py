@@ -112,6 +112,45 @@ def test_the_users_own_inputs(tmp_path: Path) -> None:
     assert done.returncode == 2 and "--inputs and --shape/--shapes do not go together" in done.stderr
 
 
+def pil_missing() -> bool:
+    try:
+        import PIL  # noqa: F401
+    except ImportError:
+        return True
+    return False
+
+
+def write_pages(folder: Path) -> None:
+    """Two grey page images (as PNG, with PIL) of sizes RapidOCR resizes: 600x800 -> 736x992, 900x700 -> 960x736."""
+    from PIL import Image
+
+    from provisioner.standalone import tune_inputs
+
+    folder.mkdir()
+    for index, (h, w) in enumerate([(600, 800), (900, 700)]):
+        grey = tune_inputs.make_page(np, h, w, seed=index).astype(np.uint8)
+        Image.fromarray(grey).convert("RGB").save(folder / f"page{index}.png")
+
+
+@pytest.mark.skipif(pil_missing(), reason="needs Pillow in the target (the tests' own interpreter)")
+def test_the_users_images_are_resized_as_rapidocr_does(tmp_path: Path) -> None:
+    folder = tmp_path / "pages"
+    write_pages(folder)
+    data = tune_json(pooling_model(tmp_path / "se.onnx"), "--inputs", str(folder))
+    report = data["report"]
+    assert [run["x"] for run in report["sequence"][:2]] == [[1, 3, 736, 992], [1, 3, 960, 736]]
+    assert "2 images (resized and normalised as RapidOCR's detector does, read with PIL)" in report["inputs_source"]
+
+
+@pytest.mark.skipif(not pil_missing(), reason="the target has Pillow: the images are read")
+def test_images_without_a_reader_in_the_target_say_so(tmp_path: Path) -> None:
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    (folder / "page.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    done = run_ortprov("tune", pooling_model(tmp_path / "se.onnx"), "--python", sys.executable, "--inputs", str(folder))
+    assert done.returncode == 2 and "reading images needs PIL or cv2 in the target" in done.stderr
+
+
 def test_what_stops_a_tune_is_blamed_on_its_real_cause(tmp_path: Path) -> None:
     model = local_model(tmp_path / "local.onnx")
     done = run_ortprov("tune", model, "--python", "/bin/ls")

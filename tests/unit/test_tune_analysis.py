@@ -13,7 +13,7 @@ import pytest
 from provisioner import standalone
 from provisioner.errors import BadInput
 from provisioner.render.tune import TuneResult, render_tune
-from provisioner.tune import recommend, shapes, variants
+from provisioner.tune import preflight, recommend, shapes, variants
 from provisioner.tune.analysis import analyse
 from provisioner.tune.findings import tune_findings
 from provisioner.tune.report import (
@@ -626,3 +626,43 @@ def test_cuda_that_fell_back_says_what_onnxruntime_logged_and_points_to_doctor()
 def test_a_report_with_checks_and_memory_round_trips() -> None:
     report = answers_report()
     assert TuneReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+
+
+# -- what stops a tune: onnxruntime's own messages (copied from onnxruntime 1.32.0 on this machine) --------------
+
+IR_TOO_NEW = (
+    "Fail: [ONNXRuntimeError] : 1 : FAIL : Load model from ir99.onnx failed:/onnxruntime_src/onnxruntime/core/graph/"
+    "model.cc:256 onnxruntime::Model::Model(...) Unsupported model IR version: 99, max supported IR version: 14"
+)
+OPSET_TOO_NEW = (
+    "Fail: [ONNXRuntimeError] : 1 : FAIL : Load model from opset99.onnx failed:/onnxruntime_src/onnxruntime/core/"
+    "graph/model_load_utils.h:46 void onnxruntime::model_load_utils::ValidateOpsetForDomain(...) ONNX Runtime only "
+    "*guarantees* support for models stamped with official released onnx opset versions. Opset 99 is under "
+    "development and support for this is limited. The operator schemas and or other functionality may change "
+    "before next ONNX release and in this case ONNX Runtime will not guarantee backward compatibility. Current "
+    "official support for domain ai.onnx is till opset 28."
+)
+
+
+def test_a_model_too_new_for_the_targets_onnxruntime_says_which_version() -> None:
+    runtime = Runtime("/venv/bin/python", "3.12.3", "1.32.0")
+    ir = preflight.model_problem("ir99.onnx", IR_TOO_NEW, runtime)
+    assert ir.message == "ir99.onnx has ONNX IR version 99; onnxruntime 1.32.0 reads up to IR version 14"
+    assert ir.hint is not None and "ortprov plan --python /venv/bin/python" in ir.hint
+    opset = preflight.model_problem("m.onnx", OPSET_TOO_NEW, runtime)
+    assert opset.message == "m.onnx uses opset 99 of ai.onnx; onnxruntime 1.32.0 supports up to opset 28"
+    garbage = preflight.model_problem("x.onnx", "INVALID_PROTOBUF : Load model from x.onnx failed:Protobuf "
+                                      "parsing failed.", runtime)  # fmt: skip
+    assert garbage.message == "x.onnx is not an ONNX model (onnxruntime 1.32.0 cannot parse it)"
+
+
+def test_a_target_without_onnxruntime_or_numpy_is_told_what_to_install() -> None:
+    missing = Runtime("/v/bin/python", "3.12.3", error="ModuleNotFoundError: No module named 'onnxruntime'",
+                      missing="onnxruntime")  # fmt: skip
+    problem = preflight.runtime_problem(missing)
+    assert isinstance(problem, preflight.TargetCannotRun) and problem.exit_code == 2
+    assert problem.message == "onnxruntime is not installed in the target Python /v/bin/python"
+    assert problem.hint is not None and problem.hint.startswith("`ortprov apply --python /v/bin/python`")
+    numpy = replace(missing, error="ModuleNotFoundError: No module named 'numpy'", missing="numpy")
+    assert "numpy is not installed" in str(preflight.runtime_problem(numpy))
+    assert preflight.runtime_problem(Runtime("/v/bin/python", "3.12.3", "1.32.0")) is None
