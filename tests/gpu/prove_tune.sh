@@ -25,7 +25,8 @@
 #     and tune's own check. Variants: the CPU, HEURISTIC, a CUDA graph per input shape, a session per input shape,
 #     zero-padded to one shape, and the recommendation of step 1 (as the user pastes it);
 #  3. the table, ready for benchmarks/RESULTS.md: $OUT/tune-table.md (printed at the end).
-# Logs: docs/gpu/h100-tune-s5-*.txt (and the JSON), packed into $OUT/tune-logs.tgz.
+# Logs: docs/gpu/h100-tune-s5-*.txt (and the JSON), each copied to $OUT as soon as it is written (a run cut short
+# still brings back what it did), all packed into $OUT/tune-logs.tgz at the end.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
@@ -63,10 +64,11 @@ fi
 # onnxruntime-gpu first, then the checkout (ortprov runs from it, with the target's interpreter)
 export PYTHONPATH=$ORT_SITE:$PWD
 
-run() {  # run NAME COMMAND...: keep the command, its output and its exit code
+run() {  # run NAME COMMAND...: keep the command, its output and its exit code (in docs/gpu and, at once, in $OUT)
   local name=$1; shift
   { echo "\$ $*"; local t0=$SECONDS; "$@" 2>&1; local rc=$?; echo "[exit $rc, $((SECONDS - t0)) s]"; } \
     | tee "$logs/$tag-$name.txt"
+  cp "$logs/$tag-$name.txt" "$OUT/"
 }
 tune() {  # tune NAME MODEL BUDGET: ortprov tune --json, its progress, then the JSON rendered as text
   local name=$1 model=$2 budget=$3
@@ -77,6 +79,7 @@ tune() {  # tune NAME MODEL BUDGET: ortprov tune --json, its progress, then the 
 from provisioner.tune.analysis import analyse; from provisioner.render.tune import render_tune; \
 r = TuneReport.from_dict(json.load(open(sys.argv[1]))['report']); print(render_tune(r, analyse(r)))" \
     "$logs/$tag-$name.json"
+  cp "$logs/$tag-$name.json" "$logs/$tag-$name-progress.txt" "$OUT/"
 }
 
 t_start=$SECONDS
@@ -99,7 +102,6 @@ done
     echo; echo "$name: $(grep -m1 '^verdict:' "$logs/$tag-$name.txt")"
   done
   echo; echo "(tests/gpu/prove_tune.sh, $((SECONDS - t_start)) s)"; } >> "$table"
-cp "$logs/$tag-det.json" "$logs/$tag-rec.json" "$OUT/"
 cp "$table" "$logs/$tag-table.md"
 tar czf "$OUT/tune-logs.tgz" "$logs"/$tag-*
 echo

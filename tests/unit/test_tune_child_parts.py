@@ -218,3 +218,128 @@ def test_a_session_per_shape_gives_the_sessions_answers(tmp_path: Path) -> None:
         assert np.array_equal(per_shape.run(None, feed)[0], plain.run(None, feed)[0])
     assert len(per_shape.sessions) == 2  # the third shape ran on the first session (max_shapes)
     assert per_shape.get_inputs()[0].name == "x" and per_shape.get_providers() == ["CPUExecutionProvider"]
+
+
+# -- a CUDA graph per shape, against a FAKE of the one thing this machine lacks: device memory and graph capture ---
+
+
+class FakeValue:
+    """An OrtValue in "device" memory: a numpy buffer with a fixed identity (its address)."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: object) -> None:
+        self.data = np.zeros(shape, dtype=dtype)
+
+    def update_inplace(self, array: np.ndarray) -> None:
+        assert array.shape == self.data.shape and array.flags["C_CONTIGUOUS"]
+        self.data[...] = array
+
+    def numpy(self) -> np.ndarray:
+        return self.data.copy()
+
+
+class FakeBinding:
+    def __init__(self) -> None:
+        self.inputs: dict[str, object] = {}
+        self.outputs: dict[str, FakeValue | None] = {}
+
+    def bind_cpu_input(self, name: str, array: np.ndarray) -> None:
+        self.inputs[name] = array
+
+    def bind_ortvalue_input(self, name: str, value: FakeValue) -> None:
+        self.inputs[name] = value
+
+    def bind_output(self, name: str, device: str, device_id: int) -> None:
+        assert device == "cuda"
+        self.outputs[name] = None  # onnxruntime allocates it
+
+    def bind_ortvalue_output(self, name: str, value: FakeValue) -> None:
+        self.outputs[name] = value
+
+    def get_outputs(self) -> list[FakeValue | None]:
+        return list(self.outputs.values())
+
+
+class FakeGraphSession:
+    """onnxruntime's side of CUDA graphs, computed by a real CPU session: gpu_graph_id -1 runs plainly; a new id
+    warms up and captures the bound buffers; a captured id must be replayed with the very same buffers."""
+
+    def __init__(self, model: str, sess_options: object = None, providers: object = None) -> None:
+        assert dict(providers[0][1])["enable_cuda_graph"] == "1"  # type: ignore[index]
+        self.cpu = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+        self.captured: dict[str, tuple[dict[str, object], dict[str, object]]] = {}
+        self.log: list[str] = []
+
+    def get_outputs(self) -> list[object]:
+        return self.cpu.get_outputs()
+
+    def get_providers(self) -> list[str]:
+        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+
+    def io_binding(self) -> FakeBinding:
+        return FakeBinding()
+
+    def run_with_iobinding(self, binding: FakeBinding, options: FakeRunOptions) -> None:
+        graph = options.entries["gpu_graph_id"]
+        feed = {k: v.data if isinstance(v, FakeValue) else v for k, v in binding.inputs.items()}
+        results = self.cpu.run(None, feed)
+        if graph != "-1" and graph not in self.captured:
+            assert all(isinstance(v, FakeValue) for v in [*binding.inputs.values(), *binding.outputs.values()])
+            self.captured[graph] = (dict(binding.inputs), dict(binding.outputs))
+            self.log.append(f"capture {graph}")
+        elif graph != "-1":
+            inputs, outputs = self.captured[graph]
+            assert all(binding.inputs[k] is v for k, v in inputs.items()), "replay with other input buffers"
+            assert all(binding.outputs[k] is v for k, v in outputs.items()), "replay with other output buffers"
+            self.log.append(f"replay {graph}")
+        else:
+            self.log.append("plain")
+        for (name, bound), result in zip(binding.outputs.items(), results, strict=True):
+            if bound is None:
+                bound = binding.outputs[name] = FakeValue(result.shape, result.dtype)
+            bound.data[...] = result
+
+
+class FakeRunOptions:
+    def __init__(self) -> None:
+        self.entries: dict[str, str] = {}
+
+    def add_run_config_entry(self, key: str, value: str) -> None:
+        self.entries[key] = value
+
+
+class FakeOrt:
+    InferenceSession = FakeGraphSession
+    RunOptions = FakeRunOptions
+    SessionOptions = ort.SessionOptions
+
+    class OrtValue:
+        @staticmethod
+        def ortvalue_from_shape_and_type(
+            shape: tuple[int, ...], dtype: object, device: str, device_id: int
+        ) -> FakeValue:
+            assert device == "cuda"
+            return FakeValue(tuple(shape), dtype)
+
+
+def test_a_cuda_graph_per_shape_captures_once_and_replays_with_new_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = conv_model(tmp_path / "conv.onnx")
+    monkeypatch.setattr(shape_sessions, "_ort", lambda: FakeOrt)
+    plain = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    graphs = shape_sessions.GraphPerShape(model, [("CUDAExecutionProvider", {"cudnn_conv_algo_search": "HEURISTIC"}),
+                                                  "CPUExecutionProvider"], max_shapes=2)  # fmt: skip
+    rng = np.random.RandomState(3)
+    shapes = [(1, 3, 8, 9), (1, 3, 10, 7), (1, 3, 8, 9), (1, 3, 6, 6), (1, 3, 10, 7), (1, 3, 6, 6)]
+    for shape in shapes:
+        feed = {"x": rng.randn(*shape).astype(np.float32)}  # new data every call: the replay must see it
+        assert np.allclose(graphs.run(None, feed)[0], plain.run(None, feed)[0], atol=1e-6)
+        assert np.allclose(graphs.run(["y"], feed)[0], plain.run(None, feed)[0], atol=1e-6)
+    session = graphs.session
+    assert isinstance(session, FakeGraphSession)
+    # a new shape: one plain run (it answers the call), then the capture; later calls replay; a third shape is
+    # past max_shapes and runs plainly every time
+    assert session.log[:3] == ["plain", "capture 1", "replay 1"]
+    assert session.log.count("capture 1") == session.log.count("capture 2") == 1 and "capture 3" not in session.log
+    assert session.log.count("replay 1") == 3 and session.log.count("replay 2") == 3
+    assert len(graphs.graphs) == 2 and graphs.get_providers()[0] == "CUDAExecutionProvider"
