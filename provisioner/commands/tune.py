@@ -73,8 +73,10 @@ def tune(
     if not Path(model_file).is_file():
         raise BadInput(f"model file {model_file!r} does not exist", hint="pass the path of an .onnx file")
     sequence, source = _sequence(shape, shapes)
-    if inputs_dir is not None and sequence is not None:
-        raise BadInput("--inputs and --shape/--shapes do not go together", hint="the files give the shapes")
+    if inputs_dir is not None:
+        if sequence is not None:
+            raise BadInput("--inputs and --shape/--shapes do not go together", hint="the files give the shapes")
+        _check_folder(inputs_dir)
     python = probe.inspect(target).interpreter  # one sentence and exit 2 when it is not a working Python
     report = run_tune(
         python, model_file, sequence=sequence, sequence_source=source, inputs_dir=inputs_dir, budget_s=budget,
@@ -97,6 +99,18 @@ def _sequence(shape: list[str] | None, shapes: str | None) -> tuple[tuple[Feed, 
     if shape:
         return shaping.sequence_from_options(shaping.parse_shape_options(shape)), "--shape"
     return None, "derived"
+
+
+def _check_folder(folder: str) -> None:
+    """--inputs names a folder this user can list."""
+    shown = repr(folder if len(folder) <= 80 else folder[:60] + "...")
+    hint = "pass a folder of .npy/.npz files or images"
+    try:
+        is_folder = Path(folder).is_dir()
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte
+        raise BadInput(f"--inputs {shown} cannot be read: {getattr(exc, 'strerror', None) or exc}", hint=hint) from None
+    if not is_folder:
+        raise BadInput(f"--inputs {shown} is not a folder", hint=hint)
 
 
 def _progress(line: str) -> None:
