@@ -465,6 +465,13 @@ OPTIONS: dict[str, Declared] = {
         "|".join(PROVIDERS),
         _one_of(PROVIDERS, "--provider {!r} is not cuda or tensorrt"),
     ),
+    "tensorrt_provider": Declared(
+        ("--tensorrt",),
+        bool,
+        False,
+        "Prove the TensorRT provider (= --provider tensorrt): first in the session, the libnvinfer it loaded, "
+        "and a second session that reuses the engine cache.",
+    ),
     "preload": Declared(
         ("--preload",),
         bool,
