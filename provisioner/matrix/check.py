@@ -173,8 +173,6 @@ def _check_builds(matrix: Matrix, file: str) -> list[Problem]:
     )
     releases = {r.version for r in matrix.cuda_releases}
     majors = {m.major: m for m in matrix.cuda_majors}
-    from provisioner.matrix.query import tensorrt_release
-
     for i, build in enumerate(matrix.builds):
         entry = f"builds[{i}] ({build.ort_version}, CUDA {build.cuda_version})"
         problems += _sources(file, entry, build.sources)
@@ -197,7 +195,7 @@ def _check_builds(matrix: Matrix, file: str) -> list[Problem]:
             if (
                 build.tensorrt_version
                 and _DOTTED.match(build.tensorrt_version)
-                and tensorrt_release(matrix, build.tensorrt_version, build.cuda_major) is None
+                and not any(t.serves(build.tensorrt_version, build.cuda_major) for t in matrix.tensorrt)
             ):
                 reasons.append(
                     f"no release in tensorrt.yaml serves tensorrt_version {build.tensorrt_version} for CUDA "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from provisioner.versions import at_least, major
+from provisioner.versions import at_least, major, vtuple
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,15 @@ class TensorRTRelease:
     def major(self) -> int:
         """10 for "10.16.1.11"."""
         return major(self.version)
+
+    def serves(self, version: str, cuda_major: int) -> bool:
+        """Whether a build made against TensorRT `version` ("10.9", or "10" where only the major is known) for
+        `cuda_major` can use this release: same CUDA major, same TensorRT major (the soname, libnvinfer.so.N),
+        not older (ABI is kept within a major, forward only)."""
+        wanted = vtuple(version)
+        return (
+            self.cuda_major == cuda_major and self.major == wanted[0] and vtuple(self.version)[: len(wanted)] >= wanted
+        )
 
 
 @dataclass(frozen=True)

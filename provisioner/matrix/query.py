@@ -192,12 +192,7 @@ def tensorrt_release(matrix: Matrix, version: str, cuda_major_number: int) -> Te
     its CUDA major: of the releases of that major not older than `version`, the newest with packages (ABI is
     kept within a major; another major, TensorRT 11 for a build linking libnvinfer.so.10, never serves); else
     the record without packages that says why none exists; None when the matrix knows nothing."""
-    wanted = vtuple(version)
-    serving = [
-        t
-        for t in matrix.tensorrt
-        if t.cuda_major == cuda_major_number and t.major == wanted[0] and vtuple(t.version)[: len(wanted)] >= wanted
-    ]
+    serving = [t for t in matrix.tensorrt if t.serves(version, cuda_major_number)]
     with_packages = [t for t in serving if t.packages]
     chosen = with_packages or serving
     return max(chosen, key=lambda t: vtuple(t.version)) if chosen else None
