@@ -50,6 +50,10 @@ TENSORRT = "tensorrt"  # TensorRT 8.x: real wheels with the libraries in site-pa
 WINDOWS_PROVIDER = "onnxruntime/capi/onnxruntime_providers_tensorrt.dll"
 TRT_LIBRARY = re.compile(r"^lib(nvinfer|nvonnxparser|nvparsers)[a-z_]*\.so\.\d+$")
 FIRST_ORT = (1, 14)
+# where the real -libs wheels put their libraries (package tensorrt_libs: *.so*, *.dll*); PyPI has only stubs
+LIBS_WHEEL_SOURCE = (
+    "https://github.com/NVIDIA/TensorRT/blob/main/python/packaging/libs_wheel/setup.py (package tensorrt_libs)"
+)
 PREFIX = 4_000_000
 STUB_BACKENDS = ("wheel_stub.buildapi", "nvidia_stub.buildapi")  # NVIDIA's wheel-stub, and its older name
 
@@ -269,6 +273,8 @@ def derive_releases(packages: list[dict[str, Any]], builds: list[dict[str, Any]]
                 record["library_dir"] = best["library_dir"]
             if best.get("library_dir") is None and best["kind"] == "stub":
                 record["library_dir"] = "tensorrt_libs"
+                if LIBS_WHEEL_SOURCE not in record["sources"]:
+                    record["sources"] = [*record["sources"], LIBS_WHEEL_SOURCE]
             record["serves"].append(wanted)
             continue
         skipped = [p for p in packages if vtuple(p["version"])[0] == trt_major and _cuda_major_of(p) == cuda]

@@ -954,10 +954,18 @@ def _tensorrt_notes(
             f"--tensorrt-libraries {request.tensorrt_libraries}: the loader hook loads libnvinfer.so."
             f"{release.major} and its siblings from that folder when onnxruntime is imported"
         ]
+    plain = (
+        f"onnxruntime.preload_dlls() does not load TensorRT: where the loader hook is not installed, code must "
+        f"`import {release.library_dir}` (its __init__ loads the libraries) before creating the session"
+        if release.library_dir == "tensorrt_libs"
+        else f"onnxruntime.preload_dlls() does not load TensorRT: where the loader hook is not installed, the "
+        f"folder site-packages/{release.library_dir or 'tensorrt'} must be on LD_LIBRARY_PATH"
+    )
     if not release.index_url:
-        return []
+        return [plain]
     mirror = request.tensorrt_index_url
     return [
+        plain,
         f"--tensorrt: PyPI holds only source stubs of {', '.join(release.packages)} (they download the real "
         f"wheel from {release.index_url} while pip builds them); the plan installs the real wheels from "
         f"{mirror or release.index_url} with --only-binary, so an unreachable index fails at once instead of "

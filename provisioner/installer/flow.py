@@ -229,8 +229,19 @@ class Verifier:
         from provisioner.verify import run_verify
 
         preload, env = self._as_the_plan_says()
-        _say(f"verify: {'static check (libraries resolve)' if static else 'CUDA session'} in {self.python} ...")
-        report = run_verify(self.python, static=static, timeout=self.timeout, preload=preload, env=env)
+        # a plan with TensorRT from wheels or a folder is proven with the TensorRT provider (first in the
+        # session, its libnvinfer, the engine cache); system TensorRT is the machine's, not the plan's
+        tensorrt = bool(self.plan and self.plan.tensorrt_version and self.plan.tensorrt_source != "system")
+        what = "static check (libraries resolve)" if static else ("TensorRT session" if tensorrt else "CUDA session")
+        _say(f"verify: {what} in {self.python} ...")
+        report = run_verify(
+            self.python,
+            provider="tensorrt" if tensorrt else "cuda",
+            static=static,
+            timeout=self.timeout,
+            preload=preload,
+            env=env,
+        )
         self.report = report
         if report.ok:
             _say(f"verify: passed ({report.mode}, {report.duration_s or 0:.1f}s)")
