@@ -23,7 +23,7 @@ from tests.support.envs import clean_env, make_venv, tree_digest, venv_python
 from tests.support.index_server import IndexServer
 from tests.support.wheels import WheelSpec, build_wheel
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 PIN = "tensorrt-cu13-libs==10.16.1.11"
 REAL_WHEEL = WheelSpec(
