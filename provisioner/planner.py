@@ -970,7 +970,7 @@ def _tensorrt_notes(
         f"wheel from {release.index_url} while pip builds them); the plan installs the real wheels from "
         f"{mirror or release.index_url} with --only-binary, so an unreachable index fails at once instead of "
         "in a stub build"
-        + (f"; the mirror is also handed to any stub as WHEEL_STUB_PIP_INDEX_URL={mirror}" if mirror else "")
+        + (f"; the mirror is also handed to any stub as WHEEL_STUB_PIP_INDEX_URL={mirror}" if mirror else ""),
     ]
 
 
