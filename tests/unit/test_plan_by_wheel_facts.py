@@ -160,7 +160,10 @@ def test_tensorrt_on_aarch64_where_the_wheels_ship_no_tensorrt_provider() -> Non
         p_or_error: Plan | NoCompatiblePlan = plan(host("9.0", platform="linux-aarch64"), tensorrt=True)
     except NoCompatiblePlan as exc:
         p_or_error = exc
-    assert "linux-aarch64 wheels ship no tensorrt provider library" in rejection(p_or_error, "1.31.1")
+    # (the TensorRT provider records are tensorrt.yaml's, issue 25; onnxruntime-gpu.yaml's platforms agree)
+    assert "the linux-aarch64 wheel of 1.31.1 has no TensorRT provider" in rejection(p_or_error, "1.31.1")
+    record = next(b for b in builds_for(MATRIX, "1.31.1") if b.index_url is None).wheel_platform("linux-aarch64")
+    assert record is not None and record.provider("tensorrt") is None and record.provider("cuda") is not None
 
 
 # --- installed libraries, system libraries ----------------------------------------------------------------
