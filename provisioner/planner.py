@@ -13,7 +13,8 @@ Rules, in order:
    read: the CUDA release's compute capabilities). With --tensorrt the platform's wheels must ship a TensorRT
    provider; with --cuda-libraries system a probed host's loader path must hold every library the provider
    links, and cuDNN; with NVIDIA wheels, none of them may install over the files of an installed distribution
-   that stays (torch's nvidia-cudnn-cu12 and nvidia-cudnn-cu13 share nvidia/cudnn/). Unknown facts (no driver
+   that stays (torch's nvidia-cudnn-cu12 and nvidia-cudnn-cu13 share nvidia/cudnn/), and every library its CUDA
+   provider imports must be a file of one of them, or come with the driver or the OS. Unknown facts (no driver
    on a build server, no GPU, no Python) are not rejected on: they become notes. A host no candidate runs on
    gets NoCompatiblePlan with every reason, and for a GPU no build has code for, the build that has it or the
    source build that would.
@@ -305,6 +306,7 @@ def _judge(
             host_problems += _system_library_problems(build, host, who, notes)
         else:
             host_problems += _overwrite_problems(build, host, who, matrix)
+            host_problems += _closure_problems(build, host, who, matrix)
         if release is not None:
             driver_problems = _driver_problems(build, host, who, release, major_record, matrix, notes, reasons)
             host_problems += driver_problems
@@ -621,6 +623,30 @@ def _overwrite_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matr
                     f"them (a build for CUDA {other.cuda_major or '?'} reuses {other.name}; a fresh venv has none)"
                 )
     return problems
+
+
+def _closure_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix) -> list[str]:
+    """A build whose CUDA provider (as read from its wheel for the host's platform) imports a library that none of
+    the NVIDIA wheels it needs installs (by their recorded files), nor the driver or the OS: it would not load.
+    Judged only where every needed package's files are recorded (else the plan says what was not checked)."""
+    tag = host.platform.tag
+    needs = provider_needs(build, tag)
+    if needs is None:
+        return []
+    major_record = cuda_major(matrix, build.cuda_major)
+    files: dict[str, tuple[str, ...]] = {}
+    for package, _ in _with_transitive_libraries(_needed_packages(build, major_record), major_record):
+        record = wheel_files(matrix, package, tag)
+        if record is None:
+            return []
+        files[package] = record.files
+    proof = closure(tag, needs, files)
+    if proof.complete:
+        return []
+    return [
+        f"{short_label(build)}'s CUDA provider on {tag} imports {', '.join(proof.missing)}, which none of the NVIDIA "
+        f"wheels it needs installs, nor the driver or the OS: it would not load ({who})"
+    ]
 
 
 def _found_libraries(host: HostFacts) -> str:

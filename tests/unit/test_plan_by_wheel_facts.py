@@ -215,3 +215,26 @@ def test_cli_exit_codes_and_the_explanation() -> None:
         "plan", "--host", str(HOSTS / "linux-rtx4090-driver580-cuda12.8-toolkit.json"), "--cuda-libraries", "system"
     )
     assert done.returncode == 0 and "will fail" not in done.stdout + done.stderr
+
+
+def test_a_build_whose_provider_imports_what_no_planned_wheel_installs_is_rejected() -> None:
+    from dataclasses import replace
+
+    newest = next(b for b in builds_for(MATRIX, "1.31.1") if b.index_url is None)
+    platforms = tuple(
+        replace(
+            p,
+            providers=tuple(
+                replace(lib, needs=(*lib.needs, "libcusparse.so.13")) if lib.provider == "cuda" and lib.needs else lib
+                for lib in p.providers or ()
+            ),
+        )
+        if p.platform == "linux-x86_64"
+        else p
+        for p in newest.platforms
+    )
+    matrix = replace(MATRIX, builds=tuple(replace(b, platforms=platforms) if b is newest else b for b in MATRIX.builds))
+    p = make_plan([host("9.0")], matrix, Request())
+    assert p.ort_version == "1.31.0"
+    assert "imports libcusparse.so.13, which none of the NVIDIA wheels it needs installs" in rejection(p, "1.31.1")
+    assert any("every library the 1.31.0 CUDA provider imports" in reason for reason in p.reasons)
