@@ -35,7 +35,15 @@ from dataclasses import dataclass, field, replace
 from provisioner.closure import closure
 from provisioner.errors import BadInput, NoCompatiblePlan
 from provisioner.facts import Gpu, HostFacts, MissingFiles, NvidiaWheel, OrtDist, PythonInfo
-from provisioner.matrix.model import CudaMajor, CudaRelease, LibraryWheel, Matrix, OrtBuild, TensorRTRelease
+from provisioner.matrix.model import (
+    CudaMajor,
+    CudaRelease,
+    LibraryWheel,
+    Matrix,
+    OrtBuild,
+    TensorRTRelease,
+    WheelFiles,
+)
 from provisioner.matrix.query import (
     build_gpu_code,
     build_tensorrt,
@@ -604,10 +612,10 @@ def _overwrite_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matr
     major_record = cuda_major(matrix, build.cuda_major)
     installed = {wheel.name for wheel in host.nvidia_wheels}
     problems = []
-    for package, _ in _with_transitive_libraries(_needed_packages(build, major_record), major_record):
+    for package, spec in _with_transitive_libraries(_needed_packages(build, major_record), major_record):
         if package in installed:
             continue  # the same distribution: kept, or upgraded in place by the installer
-        planned = wheel_files(matrix, package, tag)
+        planned = _planned_files(matrix, package, spec, build.cuda_major, tag)
         if planned is None:
             continue
         mine = set(planned.files)
@@ -625,6 +633,19 @@ def _overwrite_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matr
     return problems
 
 
+def _planned_files(matrix: Matrix, package: str, spec: str, cuda_major_number: int, tag: str) -> WheelFiles | None:
+    """The recorded files of the newest version of `package` the build's requirement allows (for its CUDA major)
+    that has them for platform `tag`: what installing it puts in site-packages."""
+    versions = sorted(
+        (w.version for w in recorded_wheels(matrix, package, spec, cuda_major_number)), key=vtuple, reverse=True
+    )
+    for version in versions:
+        record = wheel_files(matrix, package, tag, version)
+        if record is not None:
+            return record
+    return None
+
+
 def _closure_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix) -> list[str]:
     """A build whose CUDA provider (as read from its wheel for the host's platform) imports a library that none of
     the NVIDIA wheels it needs installs (by their recorded files), nor the driver or the OS: it would not load.
@@ -635,8 +656,8 @@ def _closure_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix
         return []
     major_record = cuda_major(matrix, build.cuda_major)
     files: dict[str, tuple[str, ...]] = {}
-    for package, _ in _with_transitive_libraries(_needed_packages(build, major_record), major_record):
-        record = wheel_files(matrix, package, tag)
+    for package, spec in _with_transitive_libraries(_needed_packages(build, major_record), major_record):
+        record = _planned_files(matrix, package, spec, build.cuda_major, tag)
         if record is None:
             return []
         files[package] = record.files
@@ -880,14 +901,18 @@ def _closure_lines(
     reasons: list[str] = []
     notes: list[str] = []
     pinned = {pin.package: pin.version for pin in pins}
-    packages = [_split_requirement(r)[0] for r in requirements]
+    packages = [_split_requirement(r) for r in requirements]
     for tag in dict.fromkeys(host.platform.tag for host in hosts):
         needs = provider_needs(build, tag)
         if needs is None:
             continue
         files: dict[str, tuple[str, ...]] = {}
-        for package in packages:
-            record = wheel_files(matrix, package, tag, pinned.get(package)) or wheel_files(matrix, package, tag)
+        for package, spec in packages:
+            record = (
+                wheel_files(matrix, package, tag, pinned[package])
+                if package in pinned
+                else _planned_files(matrix, package, spec, build.cuda_major, tag)
+            )
             if record is not None:
                 files[f"{package} {pinned.get(package, record.versions[-1])}"] = record.files
         proof = closure(tag, needs, files)
