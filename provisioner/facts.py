@@ -155,6 +155,9 @@ class NvidiaWheel:
     cuda_major: int | None = None  # from the -cuNN suffix, or the version for CUDA 13's unsuffixed names
     lib_dirs: tuple[str, ...] = ()
     missing_files: MissingFiles | None = None  # None: every file its RECORD lists is there (or not checked)
+    # the files it installed (RECORD, relative to site-packages; metadata, byte-code and empty files left out):
+    # another distribution installed over them overwrites them. None: not read (an older host file)
+    files: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from provisioner.errors import BadInput, OrtprovError
 from provisioner.matrix.derive import PYPI_SIMPLE
+from provisioner.platforms import DEFAULT_GLIBC, pip_platform_tags
 from provisioner.versions import at_least, vtuple
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from provisioner.plan import Plan
     from provisioner.render.recipes import PinnedRequirement
 
-DEFAULT_GLIBC = "2.28"  # assumed when a target host file does not say (the manylinux floor of recent wheels)
 FAST_DEPS = "--use-feature=fast-deps"
 PIP_FLOOR = "22.2"  # the first pip with `install --dry-run` and `--report`
 PIP_METADATA_ONLY = "25.3"  # the first pip whose dry run does not download the wheels it resolves (pypa/pip#12603)
@@ -52,13 +52,9 @@ def target_of(plan: Plan) -> tuple[str, list[str]]:
         return python, ["win_amd64"]
     if not tag.startswith("linux-"):
         raise BadInput(f"cannot resolve wheels for platform {tag}")
-    arch = tag.split("-", 1)[1]
-    glibcs = [vtuple(h.platform.glibc) for h in plan.hosts if h.platform.glibc]
-    glibc = min(glibcs) if glibcs else vtuple(DEFAULT_GLIBC)
-    minor = glibc[1] if len(glibc) > 1 else 17
-    tags = [f"manylinux_2_{m}_{arch}" for m in range(minor, 16, -1)]
-    tags += [f"manylinux2014_{arch}"] + ([f"manylinux2010_{arch}", f"manylinux1_{arch}"] if arch == "x86_64" else [])
-    return python, [*tags, f"linux_{arch}"]
+    glibcs = [h.platform.glibc for h in plan.hosts if h.platform.glibc]
+    glibc = min(glibcs, key=vtuple) if glibcs else DEFAULT_GLIBC
+    return python, pip_platform_tags(tag, glibc)
 
 
 def pip_target_args(python: str, platforms: Sequence[str]) -> list[str]:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from provisioner.matrix.model import Matrix
+from provisioner.matrix.query import build_gpu_code, builds_with_code_for, gpu_code_for
+
 
 @dataclass(frozen=True)
 class Fixes:
@@ -179,3 +182,24 @@ class Fixes:
                 "ortprov plan --ort SPEC"
             )
         return f"ortprov doctor --python {self.python}"
+
+
+def gpu_code_fix(matrix: Matrix, cc: str, platform: str, python: str) -> str:
+    """What runs on compute capability `cc`: the newest build whose `platform` wheels hold code for it (a matrix
+    query), else a source build for it."""
+    builds = builds_with_code_for(matrix, cc, platform)
+    digits = cc.replace(".", "")
+    if not builds:
+        return (
+            f"no onnxruntime-gpu release's {platform} wheels hold code for compute capability {cc}: build "
+            f"onnxruntime from source for it (./build.sh --use_cuda --cmake_extra_defines "
+            f"CMAKE_CUDA_ARCHITECTURES={digits})"
+        )
+    best = builds[0]
+    code = build_gpu_code(best, platform) or ((), ())
+    cubin, jit = gpu_code_for(code[0], code[1], cc)
+    has = cubin or f"{jit} PTX"
+    return (
+        f"onnxruntime-gpu {best.ort_version} (CUDA {best.cuda_version}) has {has} for compute capability {cc}: "
+        f"ortprov plan --python {python} --ort {best.ort_version}  (ortprov apply installs it)"
+    )

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import re
 
-from provisioner.doctor.fixes import Fixes
+from provisioner.doctor.fixes import Fixes, gpu_code_fix
 from provisioner.doctor.rules import analyze_log, driver_findings, driver_vs_build, package_findings
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
 from provisioner.findings import Finding, merge_findings
-from provisioner.matrix.model import Matrix
-from provisioner.matrix.query import common_libraries
+from provisioner.matrix.model import Matrix, OrtBuild
+from provisioner.matrix.query import build_gpu_code, builds_for, code_summary, common_libraries, gpu_code_for
 from provisioner.plan import LOADER_HOOK, Plan, step_argv
 from provisioner.verify.report import Failure, VerifyReport
 from provisioner.versions import major
@@ -59,6 +59,8 @@ def diagnose(
         found += analyze_log(log, python=python, matrix=matrix)
     if isinstance(plan, NoCompatiblePlan):
         found += _from_no_plan(plan, fixes)
+    if facts is not None and matrix is not None:
+        found = [_with_gpu_code_fix(f, facts, matrix, fixes.python) for f in found]
     findings = merge_findings(found)
     if isinstance(plan, Plan):
         findings = [_with_plan_fix(f, plan, python) for f in findings]
@@ -125,10 +127,61 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
     gpu = gpu_dists[0] if gpu_dists else None
     if gpu is not None and gpu.cuda_version and driver.present and driver.cuda_version:
         found += driver_vs_build(gpu, driver.cuda_version, driver.version, fixes)
+    if gpu is not None and matrix is not None:
+        found += gpu_code_findings(facts, gpu, matrix, fixes)
     proven = report is not None and report.ok and report.mode == "session"
     if gpu is not None and not proven:
         found += _library_findings(facts, gpu, fixes, _needed_libraries(gpu, matrix))
     return found
+
+
+def installed_build(matrix: Matrix, dist: OrtDist) -> OrtBuild | None:
+    """The matrix's record of an installed onnxruntime-gpu: its release, of its CUDA major where it says it."""
+    builds = [b for b in builds_for(matrix) if b.package == dist.name and b.ort_version == dist.version]
+    if dist.cuda_version:
+        builds = [b for b in builds if b.cuda_major == _major(dist.cuda_version)] or builds
+    return builds[0] if builds else None
+
+
+def gpu_code_findings(facts: HostFacts, dist: OrtDist, matrix: Matrix, fixes: Fixes) -> list[Finding]:
+    """unsupported-gpu-arch before anything runs: the installed build's wheels for this platform (as the matrix
+    read them) hold neither a kernel nor PTX for a visible GPU's compute capability, so every CUDA kernel fails
+    with "no kernel image is available for execution on the device"."""
+    build = installed_build(matrix, dist)
+    code = build_gpu_code(build, facts.platform.tag) if build is not None else None
+    if build is None or code is None:
+        return []
+    found = []
+    for gpu in facts.visible_gpus:
+        cc = gpu.compute_capability
+        if not cc or any(gpu_code_for(code[0], code[1], cc)):
+            continue
+        found.append(
+            Finding(
+                "unsupported-gpu-arch",
+                "error",
+                f"onnxruntime-gpu {dist.version} holds no GPU code for the {gpu.name or 'GPU'} (compute capability "
+                f"{cc}): its CUDA kernels fail with 'no kernel image is available for execution on the device'",
+                (
+                    f"GPU {gpu.index}: {gpu.name or '?'}, compute capability {cc}",
+                    f"onnxruntime-gpu {dist.version} {facts.platform.tag} wheels: {code_summary(code[0], code[1])}",
+                ),
+                gpu_code_fix(matrix, cc, facts.platform.tag, fixes.python),
+            )
+        )
+    return found[:1]
+
+
+def _with_gpu_code_fix(finding: Finding, facts: HostFacts, matrix: Matrix, python: str) -> Finding:
+    """A "no kernel image" from a log or the live session, on a host whose GPU is known: the fix names the build
+    that holds code for that GPU (the log rules alone know no compute capability)."""
+    if finding.code != "unsupported-gpu-arch" or "build onnxruntime from source" in finding.fix:
+        return finding
+    cc = next((g.compute_capability for g in facts.visible_gpus if g.compute_capability), None)
+    if cc is None or finding.fix.startswith("onnxruntime-gpu "):
+        return finding
+    fix = gpu_code_fix(matrix, cc, facts.platform.tag, python)
+    return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
 
 
 def _incomplete_findings(facts: HostFacts, fixes: Fixes) -> list[Finding]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from provisioner.doctor.evidence import LoadError, LogEvidence, bounded, read_evidence
-from provisioner.doctor.fixes import Fixes
+from provisioner.doctor.fixes import Fixes, gpu_code_fix
 from provisioner.facts import DriverInfo, OrtDist, RuntimeEnvironment
 from provisioner.findings import Finding, merge_findings
 from provisioner.matrix.model import Matrix
@@ -382,17 +382,19 @@ def decide_log(ev: LogEvidence, fixes: Fixes, matrix: Matrix | None = None) -> l
             )
     if "cudaErrorNoKernelImageForDevice" in errors:
         named_gpu = next((g for g in ev.gpus if g.compute_capability), None)
-        found.append(
-            _f(
-                "unsupported-gpu-arch",
-                f"the build has no GPU code for the {named_gpu.name} (compute capability "
-                f"{named_gpu.compute_capability})"
-                if named_gpu
-                else "the build has no GPU code for this GPU's compute capability",
-                (errors["cudaErrorNoKernelImageForDevice"], *ev.gpu_lines[:2]),
-                fixes,
-            )
+        finding = _f(
+            "unsupported-gpu-arch",
+            f"the build has no GPU code for the {named_gpu.name} (compute capability {named_gpu.compute_capability})"
+            if named_gpu
+            else "the build has no GPU code for this GPU's compute capability",
+            (errors["cudaErrorNoKernelImageForDevice"], *ev.gpu_lines[:2]),
+            fixes,
         )
+        if named_gpu and named_gpu.compute_capability and matrix is not None:
+            platform = "windows-amd64" if ev.os == "windows" else f"linux-{ev.arch or 'x86_64'}"
+            fix = gpu_code_fix(matrix, named_gpu.compute_capability, platform, fixes.python)
+            finding = Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
+        found.append(finding)
     if ev.signal("driver-old") and "cudaErrorInsufficientDriver" not in errors and not absent:
         found.append(
             _f(

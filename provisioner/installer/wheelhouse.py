@@ -12,27 +12,14 @@ import sys
 from pathlib import Path
 
 from provisioner.plan import Plan, Step, source_options
+from provisioner.platforms import pip_platform_tags
 
 PLAN_FILE = "plan.json"
-
-_LEGACY = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
 
 
 def platform_tags(platform: str, glibc: str | None = None) -> list[str]:
     """pip --platform tags a host accepts, newest first (platform: linux-x86_64, windows-amd64 ...)."""
-    os_name, _, arch = platform.partition("-")
-    if os_name == "windows":
-        return ["win_amd64"] if arch in ("amd64", "x86_64") else [f"win_{arch}"]
-    if os_name != "linux":
-        raise ValueError(f"unsupported platform {platform!r}")
-    major, _, minor = (glibc or "2.28").partition(".")
-    newest = int(minor) if major == "2" and minor.isdigit() else 28
-    tags = []
-    for glibc_minor in range(newest, 4, -1):
-        tags.append(f"manylinux_2_{glibc_minor}_{arch}")
-        if glibc_minor in _LEGACY and (glibc_minor != 5 or arch == "x86_64"):
-            tags.append(f"{_LEGACY[glibc_minor]}_{arch}")
-    return [*tags, f"linux_{arch}"]
+    return pip_platform_tags(platform, glibc)
 
 
 def download_argv(

@@ -27,9 +27,11 @@ from provisioner.matrix.model import (
     LibraryWheel,
     Matrix,
     OrtBuild,
+    ProviderLibrary,
     TensorRTPackage,
     TensorRTProvider,
     TensorRTRelease,
+    WheelFiles,
     WheelPlatform,
 )
 
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
     from provisioner.matrix.check import Problem
 
 SHIPPED_COMPILED = "compiled.json"  # next to the shipped YAML, written by compile_directory()
-_COMPILED_FORMAT = 3  # 2: cuda_errors; 3: gpu_models, CudaError.message
+_COMPILED_FORMAT = 4  # 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files
 _MEMO: dict[tuple[str, str, bool], Matrix] = {}
 _DATE_LINE = re.compile(r"^date:\s*['\"]?(\d{4}-\d{2}-\d{2})['\"]?\s*$", re.MULTILINE)
 
@@ -165,6 +167,7 @@ def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
         tensorrt_packages=tuple(parts["tensorrt.yaml:packages"]),
         cuda_errors=tuple(parts["cuda.yaml:errors"]),
         gpu_models=tuple(parts["gpus.yaml:gpus"]),
+        wheel_files=tuple(parts["wheel-files.yaml:files"]),
         origin=origin,
     )
     problems = check_matrix(matrix, PART_FILES)
@@ -268,6 +271,7 @@ def _write_compiled(digest: str, matrix: Matrix) -> None:
 
 _NESTED: dict[type, dict[str, type]] = {
     OrtBuild: {"platforms": WheelPlatform},
+    WheelPlatform: {"providers": ProviderLibrary},
     CudaMajor: {"docker_images": DockerImage},
 }
 
@@ -298,6 +302,7 @@ def _matrix_from_plain(data: dict[str, Any]) -> Matrix:
         tensorrt_packages=tuple(_record(TensorRTPackage, t) for t in data.get("tensorrt_packages", ())),
         cuda_errors=tuple(_record(CudaError, e) for e in data["cuda_errors"]),
         gpu_models=tuple(_record(GpuModel, g) for g in data.get("gpu_models", ())),
+        wheel_files=tuple(_record(WheelFiles, f) for f in data.get("wheel_files", ())),
         origin=data.get("origin", "shipped"),
         notices=tuple(data.get("notices", ())),
     )

@@ -263,8 +263,22 @@ def is_nvidia_wheel(name: str) -> bool:
     return name.startswith("nvidia-") and name not in ("nvidia-ml-py", "nvidia-ml-py3", "nvidia-pyindex")
 
 
+def owned_files(dist: InstalledDist) -> list[str]:
+    """The files a distribution installed that another could overwrite: its RECORD less its metadata folder,
+    byte-code, files recorded as empty (a shared namespace `__init__.py`) and paths outside the location."""
+    return sorted(
+        path
+        for path, size in dist.entries
+        if size != "0"
+        and not path.startswith("..")
+        and ".dist-info/" not in path
+        and not path.endswith((".pyc", ".pyo"))
+        and "__pycache__/" not in path
+    )
+
+
 def nvidia_wheel_facts(dist: InstalledDist, name: str, location: str | None) -> dict[str, Any]:
-    """Version and the folders holding the wheel's shared libraries."""
+    """Version, the folders holding the wheel's shared libraries, and the files it installed."""
     lib_dirs: list[str] = []
     for entry in dist.files:
         base = entry.rsplit("/", 1)
@@ -272,7 +286,13 @@ def nvidia_wheel_facts(dist: InstalledDist, name: str, location: str | None) -> 
             folder = os.path.join(location or "", *base[0].split("/"))
             if folder not in lib_dirs:
                 lib_dirs.append(folder)
-    return {"name": name, "version": dist.version, "lib_dirs": lib_dirs, "missing_files": dist.missing_files()}
+    return {
+        "name": name,
+        "version": dist.version,
+        "lib_dirs": lib_dirs,
+        "missing_files": dist.missing_files(),
+        "files": owned_files(dist),
+    }
 
 
 def packages_facts(errors: list[str]) -> dict[str, Any]:

@@ -26,6 +26,8 @@ CORE = (
     "provisioner.facts",
     "provisioner.plan",
     "provisioner.planner",
+    "provisioner.closure",
+    "provisioner.platforms",
     "provisioner.serde",
     "provisioner.versions",
     "provisioner.findings",
