@@ -492,7 +492,12 @@ OPTIONS: dict[str, Declared] = {
         "unless flags ask for another plan).",
         "DIR",
     ),
-    "dry_run": Declared(("--dry-run",), bool, False, "Print the commands and what would change."),
+    "dry_run": Declared(
+        ("--dry-run",),
+        bool,
+        False,
+        "Make the same checks and list the same commands as the real run, with what they would change; change nothing.",
+    ),
     "yes": Declared(("--yes", "-y"), bool, False, "Do not ask before removing or replacing packages."),
     "no_verify": Declared(("--no-verify",), bool, False, "Skip verification after installing."),
     "verify_static": Declared(
@@ -500,6 +505,13 @@ OPTIONS: dict[str, Declared] = {
         bool,
         False,
         "Verify only that every library the CUDA provider needs resolves (no GPU needed).",
+    ),
+    "require_gpu_verify": Declared(
+        ("--require-gpu-verify",),
+        bool,
+        False,
+        "Fail (and restore) unless a CUDA session ran on the GPU: without an NVIDIA driver (a Docker build, CI), "
+        "the static check alone is then not enough.",
     ),
     "keep": Declared(
         ("--keep",), bool, False, "Keep the installation when its verification fails (default: restore it)."

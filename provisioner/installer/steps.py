@@ -52,7 +52,7 @@ def commands_for(
     target: Target,
     installed: Distributions,
     tool: str,
-    uv: list[str] | None,
+    uv: tuple[str, ...] | None,
     *,
     system: bool = False,
 ) -> list[Command]:

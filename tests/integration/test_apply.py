@@ -167,10 +167,13 @@ def test_dry_run_lists_the_changes_and_changes_nothing(
     before = tree_digest(cpu_venv)
     proc = run_ortprov(*apply_args(plan, cpu_venv, index, "uv", "--dry-run"), env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "- onnxruntime==1.30.0" in proc.stderr
-    assert "+ onnxruntime-gpu==1.31.1" in proc.stderr
-    assert "+ nvidia-cudnn-cu12==9.1.0.70" in proc.stderr
-    assert f"uv pip uninstall --python {venv_python(cpu_venv)} onnxruntime" in proc.stderr
+    # the listing is the dry run's result: on stdout, the real run's commands with their index options
+    assert "- onnxruntime==1.30.0" in proc.stdout
+    assert "+ onnxruntime-gpu==1.31.1" in proc.stdout
+    assert "+ nvidia-cudnn-cu12==9.1.0.70" in proc.stdout
+    assert f"uv pip uninstall --python {venv_python(cpu_venv)} onnxruntime" in proc.stdout
+    assert f"--index-url {index.url} 'onnxruntime-gpu[cuda,cudnn]==1.31.1'" in proc.stdout
+    assert proc.stdout.rstrip().endswith("nothing was changed (dry run)")
     assert tree_digest(cpu_venv) == before
 
 

@@ -157,3 +157,22 @@ def ort_family(cuda_major: str = "12") -> list[WheelSpec]:
         nvidia_lib(f"nvidia-cudnn{suffix}", "9.1.0.70", "cudnn"),
         nvidia_lib(f"nvidia-cudnn{suffix}", "8.9.7.29", "cudnn"),
     ]
+
+
+def damage(wheel: Path, how: str) -> Path:
+    """Damage a built wheel in place, as a bad disk or an interrupted copy would: `crc` flips one byte of the
+    first package file's data (the archive still lists it; extracting fails its CRC-32 check), `truncate`
+    keeps the first half of the file (no central directory: not a zip archive any more)."""
+    data = bytearray(wheel.read_bytes())
+    if how == "truncate":
+        wheel.write_bytes(bytes(data[: len(data) // 2]))
+        return wheel
+    with zipfile.ZipFile(wheel) as archive:
+        info = next(i for i in archive.infolist() if ".dist-info/" not in i.filename and i.file_size)
+    # the local header: 30 bytes, then the name and the extra field, then the (stored) data
+    name_length = int.from_bytes(data[info.header_offset + 26 : info.header_offset + 28], "little")
+    extra_length = int.from_bytes(data[info.header_offset + 28 : info.header_offset + 30], "little")
+    at = info.header_offset + 30 + name_length + extra_length
+    data[at] ^= 0xFF
+    wheel.write_bytes(bytes(data))
+    return wheel

@@ -34,6 +34,7 @@ CORE = (
     "provisioner.matrix.query",
     "provisioner.matrix.check",
     "provisioner.verify.report",  # VerifyReport: the verify child's report, data like HostFacts
+    "provisioner.installer.events",  # what apply tells and returns: data, rendered by render/apply.py
 )
 EDGES = (
     "provisioner.probe",

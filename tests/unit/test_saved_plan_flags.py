@@ -109,4 +109,6 @@ def test_apply_honours_the_target_python_beside_plan(tmp_path: Path, plan_file: 
     venv = tmp_path / "venv"
     proc = run_ortprov("apply", "--plan", str(plan_file), "--venv", str(venv), "--python", "3.11", "--dry-run")
     assert proc.returncode == 0, proc.stderr
-    assert f"would create the venv {venv} (Python 3.11), then install: onnxruntime-gpu==1.31.1" in proc.stderr
+    assert f"dry run: would create the venv {venv} (Python 3.11), then apply to {venv}/bin/python" in proc.stdout
+    assert "would install: onnxruntime-gpu==1.31.1" in proc.stdout
+    assert not venv.exists()
