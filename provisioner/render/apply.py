@@ -60,7 +60,10 @@ def event_line(event: Any) -> str:
         report = event.report
         if report.ok:
             return f"verify: passed ({report.mode}, {report.duration_s or 0:.1f}s)"
-        lines = [f"verify: FAILED ({', '.join(report.failure_kinds) or report.status})"]
+        kinds = ", ".join(report.failure_kinds) or report.status
+        # no driver, and nothing else: not this install's failure, and said as such (a static check follows)
+        head = "no CUDA session on this machine" if report.failure_kinds == ("no-driver",) else "FAILED"
+        lines = [f"verify: {head} ({kinds})"]
         lines += [f"  - {failure.kind}: {failure.message}" for failure in report.failures[:5]]
         return "\n".join(lines)
     if isinstance(event, e.DownloadStarted):

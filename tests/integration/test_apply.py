@@ -439,3 +439,52 @@ def test_air_gapped_fresh_venv_from_a_wheelhouse(tmp_path: Path, env: dict[str, 
         env=offline, capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
     assert "onnxruntime-gpu==1.31.1" in listed and "nvidia-cudnn-cu12==9.1.0.70" in listed
+
+
+# -- on a terminal -------------------------------------------------------------------------------------------
+
+
+def _on_a_terminal(argv: list[str], env: dict[str, str], answer: bytes) -> tuple[int, str]:
+    """Run argv with a pseudo-terminal as its stdin, stdout and stderr; answer apply's question when it comes."""
+    import pty
+    import select
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=follower, stdout=follower, stderr=follower, env=env, start_new_session=True)
+    os.close(follower)
+    shown, answered = b"", False
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: the process ended
+                break
+            shown += chunk
+        if not answered and b"Continue? [y/N]" in shown:
+            os.write(leader, answer)
+            answered = True
+        if not ready and proc.poll() is not None:
+            break
+    os.close(leader)
+    return proc.wait(timeout=60), shown.decode(errors="replace")
+
+
+@pytest.mark.parametrize("answer", [b"y\n", b"n\n"])
+def test_a_removal_is_confirmed_on_a_terminal(
+    tmp_path: Path, env: dict[str, str], index: IndexServer, cpu_venv: Path, answer: bytes
+) -> None:
+    plan = write_plan(tmp_path / "plan.json")
+    before = tree_digest(cpu_venv)
+    code, shown = _on_a_terminal(ortprov_argv(*apply_args(plan, cpu_venv, index, "uv")), env, answer)
+    assert "This removes or replaces: - onnxruntime==1.30.0" in shown, shown
+    assert "Traceback" not in shown and "NameError" not in shown, shown
+    if answer == b"y\n":
+        assert code == 0, shown
+        assert "onnxruntime-gpu==1.31.1" in freeze(venv_python(cpu_venv), env)
+        assert "verdict: installed, not verified (--no-verify)" in shown
+    else:
+        assert code == 1, shown
+        assert "cancelled: nothing was changed" in shown
+        assert tree_digest(cpu_venv) == before

@@ -74,6 +74,24 @@ def build_wheel(dest: Path, spec: WheelSpec) -> Path:
     return path
 
 
+def installed(distribution: str, **changes: object) -> WheelSpec:
+    """A WheelSpec of a distribution installed in the interpreter running the tests (its RECORD's files under
+    site-packages, bytes as installed): real code, compiled for this interpreter, to put in a test index.
+    `changes` replace WheelSpec fields (another name or version; `files` are added to the installed ones)."""
+    import importlib.metadata
+
+    found = importlib.metadata.distribution(distribution)
+    files: dict[str, str | bytes] = {}
+    for entry in found.files or ():
+        path = str(entry)
+        if path.startswith("..") or ".dist-info/" in path or "__pycache__" in path:
+            continue
+        files[path] = Path(str(found.locate_file(entry))).read_bytes()
+    files.update(changes.pop("files", {}))  # type: ignore[arg-type]
+    spec = WheelSpec(found.metadata["Name"], found.version, files=files)
+    return WheelSpec(**{**spec.__dict__, **changes})  # type: ignore[arg-type]
+
+
 def build_wheels(dest: Path, specs: Iterable[WheelSpec]) -> list[Path]:
     """build_wheel for each spec."""
     return [build_wheel(dest, spec) for spec in specs]
