@@ -19,7 +19,7 @@ from provisioner.plan import Plan, Step
 from tests.support.cli import ortprov_argv, run_ortprov
 from tests.support.envs import children_of, clean_env, freeze, make_venv, tree_digest, venv_python
 from tests.support.index_server import Fault, IndexServer
-from tests.support.wheels import WheelSpec, build_wheels, ort_family
+from tests.support.wheels import WheelSpec, build_wheels, damage, ort_family
 
 pytestmark = pytest.mark.slow
 
@@ -338,6 +338,29 @@ def test_apply_killed_outright_is_restored_by_the_next_run(
     again = run_ortprov(*apply_args(plan, cpu_venv, index, "uv", "--yes"), env=env)
     assert again.returncode == 1, again.stderr
     assert "was killed before it finished; its snapshot was restored" in again.stderr
+    assert_restored(cpu_venv, env, frozen, files)
+
+
+@pytest.mark.parametrize("installer", INSTALLERS)
+@pytest.mark.parametrize("how", ["crc", "truncate"])
+def test_a_corrupt_wheel_is_named_with_its_cause(
+    tmp_path: Path, env: dict[str, str], wheel_dir: Path, index: IndexServer, cpu_venv: Path, installer: str, how: str
+) -> None:
+    """A wheelhouse whose onnxruntime-gpu wheel was damaged on its way (a flipped byte, a cut-off copy): the
+    error names the wheel and what is wrong with it, not the installer's exit status."""
+    house = tmp_path / "house"
+    shutil.copytree(wheel_dir, house)
+    damage(house / GPU_WHEEL, how)
+    plan = write_plan(tmp_path / "plan.json")
+    frozen, files = freeze(venv_python(cpu_venv), env), tree_digest(cpu_venv)
+    proc = run_ortprov(*apply_args(plan, cpu_venv, index, installer, "--yes", "--wheelhouse", str(house)), env=env)
+    assert proc.returncode == 1, proc.stderr
+    error = next(line for line in proc.stderr.splitlines() if line.startswith("error: "))
+    named = GPU_WHEEL in error or "the wheel of onnxruntime-gpu 1.31.1" in error  # uv names a project, not a file
+    assert named and " is corrupt: " in error, error
+    cause = "CRC-32" if how == "crc" else "not a complete zip archive"
+    assert cause in error, error
+    assert "exited with status" not in error
     assert_restored(cpu_venv, env, frozen, files)
 
 
