@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
 

@@ -21,12 +21,9 @@ Rules, in order:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from provisioner.errors import BadInput, NoCompatiblePlan
-from provisioner.facts import Gpu, HostFacts, MissingFiles, NvidiaWheel, OrtDist, PythonInfo
-from provisioner.matrix.model import CudaMajor, CudaRelease, LibraryWheel, Matrix, OrtBuild, TensorRTRelease
 from provisioner.matrix.query import (
     build_tensorrt,
     cuda_major,
@@ -55,7 +52,11 @@ from provisioner.versions import (
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms to import; the fast path of `ortprov plan` does without it
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Protocol
+
+    from provisioner.facts import Gpu, HostFacts, MissingFiles, NvidiaWheel, OrtDist, PythonInfo
+    from provisioner.matrix.model import CudaMajor, CudaRelease, LibraryWheel, Matrix, OrtBuild, TensorRTRelease
 
     class Planned(Protocol):
         """The planned distribution: an OrtBuild while planning, a saved Plan when it is retargeted."""

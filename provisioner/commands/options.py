@@ -18,7 +18,6 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,8 @@ from provisioner.errors import BadInput, OrtprovError
 from provisioner.render import DOCKERFILE_BASES, RECIPE_FORMATS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Collection
+
     from provisioner.render.output import Result
 
 NONE_WORDS = ("none", "no")

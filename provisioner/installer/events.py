@@ -16,9 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from provisioner.findings import Finding
-
 if TYPE_CHECKING:
+    from provisioner.findings import Finding
     from provisioner.verify.report import VerifyReport
 
 

@@ -18,7 +18,6 @@ import contextlib
 import shutil
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +43,8 @@ from provisioner.installer.transaction import ApplyFailed, Execution, apply_plan
 from provisioner.plan import LOADER_HOOK, Plan, requirement_name
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from provisioner.installer.events import Listener
     from provisioner.installer.target import Distributions, Target, Where
     from provisioner.installer.transaction import Session

@@ -18,15 +18,16 @@ import re
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from provisioner.childproc import die_with_parent
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from types import FrameType
+
     from provisioner.installer.events import Watch
 
 OUTPUT_LINES_SHOWN = 25

@@ -9,12 +9,12 @@ import errno
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from provisioner.errors import BadInput, OrtprovError
+from provisioner.findings import Finding
 from provisioner.installer import faults, loader_hook, snapshot
 from provisioner.installer.events import (
     UNKNOWN_CHANGES,
@@ -43,7 +43,8 @@ from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, canonical, require
 from provisioner.probe.target import check_files
 
 if TYPE_CHECKING:
-    from provisioner.findings import Finding
+    from collections.abc import Callable, Iterator
+
     from provisioner.installer.events import Listener
 
 __all__ = ["UNKNOWN_CHANGES", "ApplyFailed", "ApplyResult", "Change", "Execution", "StepRun", "apply_plan", "dry_run"]

@@ -8,9 +8,12 @@ the step's own requirements and sources. The plan is saved next to the wheels (p
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from provisioner.plan import Plan, Step, source_options
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PLAN_FILE = "plan.json"
 

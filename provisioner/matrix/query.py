@@ -6,20 +6,24 @@ The planner, the recipes, `matrix show`, the loader hook, verify and doctor ask 
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from provisioner.matrix.gpunames import gpu_key
-from provisioner.matrix.model import (
-    CudaMajor,
-    CudaRelease,
-    DockerImage,
-    GpuModel,
-    LibraryWheel,
-    Matrix,
-    OrtBuild,
-    TensorRTRelease,
-)
 from provisioner.versions import driver_at_least, in_series, major, ort_matcher, satisfies, vtuple
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from provisioner.matrix.model import (
+        CudaMajor,
+        CudaRelease,
+        DockerImage,
+        GpuModel,
+        LibraryWheel,
+        Matrix,
+        OrtBuild,
+        TensorRTRelease,
+    )
 
 # --- onnxruntime-gpu builds ---------------------------------------------------------------------------------
 

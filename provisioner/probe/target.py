@@ -20,9 +20,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from provisioner import standalone
 from provisioner.childproc import die_with_parent, kill_group
@@ -36,6 +35,9 @@ from provisioner.probe.packages import (
     report_from_child,
 )
 from provisioner.standalone.packages_probe import HELLO
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 PROGRAM = standalone.path("packages_probe.py")
 START_TIMEOUT = 5.0  # seconds a working Python takes at most to start the probe and say hello

@@ -4,9 +4,12 @@ with the measurements as evidence and the recommended options as the fix. Pure."
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from provisioner.findings import Finding
-from provisioner.tune.analysis import Analysis
+
+if TYPE_CHECKING:
+    from provisioner.tune.analysis import Analysis
 
 
 def tune_findings(analysis: Analysis, model: str) -> list[Finding]:

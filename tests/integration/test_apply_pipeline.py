@@ -15,7 +15,7 @@ import json
 import shlex
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -25,6 +25,9 @@ from tests.support.envs import REPO, clean_env, freeze, venv_python
 from tests.support.gpu_stubs import on_real_onnxruntime
 from tests.support.index_server import IndexServer
 from tests.support.wheels import build_wheels
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.slow
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.cli import run_ortprov
 from tests.support.envs import REPO, clean_env, freeze, venv_python
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tests.support.cli import run_ortprov
 from tests.support.rapidocr import CLS, DET, rapidocr_model
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_tune_cls_json_measures_the_cpu_and_reports_cuda_unavailable() -> None:

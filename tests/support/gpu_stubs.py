@@ -10,12 +10,16 @@ error means plain code does not find the wheels (no loader hook).
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from provisioner.matrix.model import Matrix
 from provisioner.matrix.query import builds_for, cuda_major, sonames_by_cuda_major
 from tests.support.elf import build_so
 from tests.support.wheels import WheelSpec
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from provisioner.matrix.model import Matrix
 
 DRIVER_LIBRARY = "libcuda.so.1"
 

@@ -13,10 +13,13 @@ An import under `if TYPE_CHECKING:` is an annotation, not a dependency, and is n
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 PACKAGE = Path(__file__).resolve().parents[2] / "provisioner"
 

@@ -12,12 +12,15 @@ import select
 import struct
 import sys
 import termios
-from pathlib import Path
-
-import pytest
+from typing import TYPE_CHECKING
 
 from provisioner.installer import progress
 from provisioner.installer.runner import run_command
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
 
 # what an installer does, in small: says what it downloads, writes 6 MB over ~2 s, says it is done
 INSTALLER = """

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -21,6 +21,9 @@ from provisioner.commands.options import (
 from provisioner.errors import BadInput
 from provisioner.plan import Plan, Step
 from tests.support.cli import run_ortprov
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EVERY_FLAG = planning_options(
     host=["gpu.json"], driver="580", gpu_cc="9.0", python="3.12", platform="linux-x86_64", ort="1.20", cuda="12",
