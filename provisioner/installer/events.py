@@ -247,6 +247,7 @@ class SignalsHeld:
 class VerifyStarted:
     static: bool
     python: str
+    provider: str = "cuda"  # cuda | tensorrt (a plan with TensorRT from wheels or a folder)
 
 
 @dataclass(frozen=True)

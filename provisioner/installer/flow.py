@@ -15,6 +15,7 @@ lists the real run's commands with what they would change.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sys
 import time
@@ -40,7 +41,7 @@ from provisioner.installer.events import (
 from provisioner.installer.runner import diagnose, run_command, tail
 from provisioner.installer.steps import commands_for, with_sources
 from provisioner.installer.transaction import ApplyFailed, Execution, apply_plan, dry_run, locked
-from provisioner.plan import LOADER_HOOK, Plan, requirement_name
+from provisioner.plan import LOADER_HOOK, Plan, requirement_name, step_environment
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -188,6 +189,7 @@ def carry_out(state: Opened, plan: Plan, settings: ApplySettings, listener: List
     state.started = True
     target, installed = state.target, state.installed
     plan = sourced(plan, settings.sources)
+    _preflight_tensorrt(plan, listener)
     listener.tell(Planned(plan.package, plan.ort_version, plan.cuda_version, plan.cudnn_version, target.python))
     for warning in _warnings(plan, target, settings):
         listener.tell(Said(warning, "warning"))
@@ -269,15 +271,29 @@ def _warnings(plan: Plan, target: Target, settings: ApplySettings) -> list[str]:
     return found
 
 
+def _preflight_tensorrt(plan: Plan, listener: Listener) -> None:
+    """The TensorRT wheels the plan pins can be had from its sources (a wheelhouse, the index or its mirror);
+    else one message with the ways that work, before anything is changed."""
+    from provisioner.installer.tensorrt_source import preflight, tensorrt_steps
+
+    if tensorrt_steps(plan):
+        for found in preflight(plan):
+            listener.tell(Said(f"tensorrt: {found.requirement} is available from {found.where}", ""))
+
+
 def _hook_files(plan: Plan) -> dict[str, bytes] | None:
     """The loader hook's files when the plan installs it (its soname table comes from the matrix)."""
     if not any(step.kind == LOADER_HOOK for step in plan.steps):
         return None
     from provisioner.installer.loader_hook import hook_files
     from provisioner.matrix.load import load_matrix
-    from provisioner.matrix.query import sonames_by_cuda_major
+    from provisioner.matrix.query import sonames_by_cuda_major, tensorrt_library_dirs, tensorrt_opened_later
 
-    return hook_files(sonames_by_cuda_major(load_matrix()))
+    matrix = load_matrix()
+    folders = [plan.tensorrt_source] if plan.tensorrt_source and os.path.isabs(plan.tensorrt_source) else []
+    return hook_files(
+        sonames_by_cuda_major(matrix), tensorrt_library_dirs(matrix), folders, tensorrt_opened_later(matrix)
+    )
 
 
 def _plain(text: str) -> Said:
@@ -333,9 +349,18 @@ class Verifier:
         from provisioner.verify import run_verify
 
         preload, env = self._as_the_plan_says()
-        self.listener.tell(VerifyStarted(static, self.target.python))
+        # a plan with TensorRT from wheels or a folder is proven with the TensorRT provider (first in the
+        # session, its libnvinfer, the engine cache); system TensorRT is the machine's, not the plan's
+        plan = self.plan
+        provider = "tensorrt" if plan.tensorrt_version and plan.tensorrt_source != "system" else "cuda"
+        self.listener.tell(VerifyStarted(static, self.target.python, provider))
         report = run_verify(
-            self.target.python, static=static, timeout=self.settings.verify_timeout, preload=preload, env=env
+            self.target.python,
+            provider=provider,
+            static=static,
+            timeout=self.settings.verify_timeout,
+            preload=preload,
+            env=env,
         )
         self.report = report
         self.listener.tell(VerifyEnded(report))
@@ -413,6 +438,7 @@ def run_download(
     else:
         tags = [platform]
     plan = with_sources(plan, index_url=index_url, extra_index_urls=extra_index_urls)
+    _preflight_tensorrt(plan, listener)
     dest.mkdir(parents=True, exist_ok=True)
     before = {p.name for p in dest.glob("*.whl")}
     start = time.monotonic()
@@ -423,6 +449,7 @@ def run_download(
         result = run_command(
             argv,
             echo=(lambda line: listener.tell(InstallerLine(line))) if verbose else None,
+            env=step_environment(step),
             watch=listener.watch,
         )
         if not result.ok:

@@ -39,7 +39,14 @@ from provisioner.installer.lock import acquire as acquire_lock
 from provisioner.installer.runner import CommandResult, Interrupted, SignalGuard, diagnose, run_command, tail
 from provisioner.installer.steps import Command, dry_run_argv, parse_dry_run
 from provisioner.installer.target import Distributions, Target, distributions
-from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, canonical, requirement_name, step_summary
+from provisioner.plan import (
+    LOADER_HOOK,
+    REMOVE_LOADER_HOOK,
+    canonical,
+    requirement_name,
+    step_environment,
+    step_summary,
+)
 from provisioner.probe.target import check_files
 
 if TYPE_CHECKING:
@@ -110,7 +117,7 @@ def predict(commands: list[Command], installed: Distributions, execution: Execut
                 removed[canonical(name)] = after.pop(canonical(name), "")
             continue
         argv = dry_run_argv(command, execution.tool)
-        result = run_command(argv, env=execution.env)
+        result = run_command(argv, env={**(execution.env or {}), **step_environment(command.step)})
         if not result.ok and "no such option" in result.output:
             return "no-dry-run"  # a pip older than 22.2
         if not result.ok:
@@ -439,7 +446,7 @@ def _transaction(
                 result: CommandResult = run_command(
                     list(command.argv),
                     echo=(lambda line: execution.tell(InstallerLine(line))) if execution.verbose else None,
-                    env=execution.env,
+                    env={**(execution.env or {}), **step_environment(step)},
                     pass_fds=session.installer_fds(),
                     on_start=started,
                     watch=execution.listener.watch,

@@ -54,7 +54,8 @@ def event_line(event: Any) -> str:
     if isinstance(event, e.SignalsHeld):
         return "(signals received during the restore were held until it finished)"
     if isinstance(event, e.VerifyStarted):
-        what = "static check (libraries resolve)" if event.static else "CUDA session"
+        session = "TensorRT session" if event.provider == "tensorrt" else "CUDA session"
+        what = "static check (libraries resolve)" if event.static else session
         return f"verify: {what} in {event.python} ..."
     if isinstance(event, e.VerifyEnded):
         report = event.report

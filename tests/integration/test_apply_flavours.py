@@ -25,7 +25,7 @@ from tests.support.wheels import build_wheels, ort_cpu, ort_family
 if TYPE_CHECKING:
     from pathlib import Path
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 GPU = "onnxruntime-gpu==1.31.1"
 PLAN = Plan(

@@ -29,7 +29,7 @@ from tests.support.wheels import build_wheels
 if TYPE_CHECKING:
     from pathlib import Path
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 # the GPU machine the image is built for, described by flags; the venv gets the test interpreter's Python
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"

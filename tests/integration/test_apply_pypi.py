@@ -19,7 +19,7 @@ from tests.support.envs import REPO, clean_env, freeze, venv_python
 if TYPE_CHECKING:
     from pathlib import Path
 
-pytestmark = [pytest.mark.network, pytest.mark.slow]
+pytestmark = [pytest.mark.network, pytest.mark.e2e]
 
 H100 = ("--driver", "580.159.04", "--gpu-cc", "9.0")
 

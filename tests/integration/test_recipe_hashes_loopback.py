@@ -32,6 +32,8 @@ from tests.support.wheels import WheelSpec, build_wheels
 if TYPE_CHECKING:
     from pathlib import Path
 
+pytestmark = pytest.mark.e2e
+
 
 def family(folder: Path) -> list[Path]:
     """onnxruntime-gpu with an extra that pulls one NVIDIA wheel and a plain dependency, plus decoys."""

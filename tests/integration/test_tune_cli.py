@@ -8,11 +8,15 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+import pytest
+
 from tests.support.cli import run_ortprov
 from tests.support.rapidocr import CLS, DET, rapidocr_model
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+pytestmark = pytest.mark.e2e
 
 
 def test_tune_cls_json_measures_the_cpu_and_reports_cuda_unavailable() -> None:
