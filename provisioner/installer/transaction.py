@@ -205,7 +205,10 @@ def settle(prefix: str, guard: SignalGuard, dry_run: bool, listener: Listener) -
     root = left.root
     ended = left.journal.ended if left.journal is not None else None
     # what became of it: killed (its journal says nothing more), or failed and could not restore everything
-    fate = f"failed ({ended}) and could not put everything back" if ended else "was killed before it finished"
+    # what became of it: killed (its journal says nothing more), or stopped and could not restore everything
+    fate = (
+        f"stopped ({ended}) and its restore could not put everything back" if ended else "was killed before it finished"
+    )
     if left.kind == "damaged":
         faults.reached("recovering")
         why = (
