@@ -176,8 +176,12 @@ def opened(where: Where, settings: ApplySettings, listener: Listener) -> Iterato
                 )
             state = Opened(where, replace(target, created=created), installed, report, session, created)
             yield state
-    except BaseException:
-        if created and where.venv is not None and (state is None or not state.started):
+    except BaseException as exc:
+        from provisioner.installer.lock import Busy
+
+        # another apply that holds the new venv's lock is installing into it: it is not this apply's to remove
+        mine = not isinstance(exc, Busy)
+        if created and mine and where.venv is not None and (state is None or not state.started):
             shutil.rmtree(where.venv, ignore_errors=True)
             listener.tell(VenvRemoved(str(where.venv)))
         raise
