@@ -40,6 +40,7 @@ CODES = (
     "gpu-results-differ",
     "verify-failed",
     "gpu-slower-than-cpu",
+    "fastest-gpu-changes-results",
     "nodes-on-cpu",
 )
 _RANK = {code: i for i, code in enumerate(CODES)}

@@ -603,12 +603,26 @@ OPTIONS: dict[str, Declared] = {
         "SECONDS",
         _positive("--budget"),
     ),  # fmt: skip
+    "inputs_dir": Declared(
+        ("--inputs",),
+        str | None,
+        None,
+        "Feed your own inputs: a folder of .npy (one array per run), .npz (one array per input) or images (read "
+        "with PIL or cv2 in the target, resized and normalised as RapidOCR does); default: generated ones.",
+        "DIR",
+    ),
+    "allow_output_change": Declared(
+        ("--allow-output-change",),
+        bool,
+        False,
+        "Recommend the fastest variant even when its outputs differ from the CPU's beyond tolerance.",
+    ),
     "tune_model": Declared(
         ("--model",),
         str | None,
         None,
         "Also measure this .onnx model on the CPU and on CUDA (as `ortprov tune`, --budget seconds) and report "
-        "gpu-slower-than-cpu.",
+        "gpu-slower-than-cpu and a faster GPU variant that changes the results.",
         "FILE",
     ),
     # matrix

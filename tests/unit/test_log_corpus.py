@@ -28,6 +28,7 @@ NO_REAL_LOGS = {
     "verify-crashed",
     "verify-timeout",
     "verify-failed",
+    "fastest-gpu-changes-results",
     # TensorRT's codes (issue 25): their rules are written from the texts' sources (wheel-stub's ERROR.txt,
     # TensorRT's and ONNX Runtime's messages) and tested in tests/unit/test_doctor_tensorrt.py; no user log yet
     "tensorrt-install-failed",
