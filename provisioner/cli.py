@@ -97,13 +97,10 @@ def _summary_only() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: parse the arguments with typer and run the command, which prints its result or its
-    error (commands/options.command). Whatever else ends the run ends it in one `error:` line, never a
-    traceback: a usage error of the parser (exit 2, with --json its error object too), a closed or full
-    stdout (2), an interrupt (130), a bug (70; ORTPROV_TRACEBACK=1 shows it); a reader that went away
-    (`ortprov plan | head -1`) ends it quietly."""
-    from provisioner.errors import OrtprovError
-
+    """Console entry point: parse the arguments with typer and run the command, which prints its result. Whatever
+    ends the run early ends it in one `error:` line, never a traceback, with the exit code that
+    commands/exits.py (the one place) gives it: a usage error of the parser, a closed or full stdout, an
+    interrupt, a bug; a reader that went away (`ortprov plan | head -1`) ends it quietly."""
     args = sys.argv[1:] if argv is None else argv
     try:
         from provisioner.render import output
@@ -112,18 +109,13 @@ def main(argv: list[str] | None = None) -> None:
         code = make_app(args or _completed_words())(args=args, prog_name="ortprov", standalone_mode=False)
         if output.stdout_is_broken():  # a write failed and a library swallowed it (click's help, ...)
             raise output.stdout_failed(OSError("a write failed"))
-    except OrtprovError as exc:
-        _fail(exc, args)
-    except KeyboardInterrupt:
-        interrupted = OrtprovError("interrupted")
-        interrupted.exit_code = 130
-        _fail(interrupted, args)
-    except BrokenPipeError:
-        # the reader went away (`ortprov plan --json | head -1`): exit quietly, as click does
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
-    except Exception as exc:  # noqa: BLE001 - the one place that turns any other exception into one line
-        _fail(_error_of(exc, args), args)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the one path from an exception to an exit code
+        from provisioner.commands.exits import exit_code
+
+        as_json = "--json" in args or "--format=json" in args
+        sys.exit(exit_code(exc, as_json=as_json, commands=COMMANDS_AND_GROUPS, args=args))
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -135,42 +127,3 @@ def _completed_words() -> list[str]:
         return []
     words = os.environ.get("COMP_WORDS") or os.environ.get("_TYPER_COMPLETE_ARGS") or ""
     return words.split()[1:]
-
-
-def _error_of(exc: Exception, args: list[str]) -> Exception:
-    """The OrtprovError for an exception that reached main: the parser's usage error (BadInput), a stdout that
-    cannot be written (BadInput), or an InternalError."""
-    from provisioner.errors import BadInput, InternalError
-    from provisioner.render import output
-
-    usage_error, no_args = _parser_errors()
-    if isinstance(exc, no_args):
-        exc.show()  # type: ignore[attr-defined] # `ortprov` alone: the help, on stderr, exit 2 (click's rule)
-        sys.exit(2)
-    if isinstance(exc, usage_error):
-        invoked = " ".join(arg for arg in args[:2] if not arg.startswith("-") and arg in COMMANDS_AND_GROUPS)
-        hint = f"`ortprov {invoked} --help` lists its options" if invoked else "`ortprov --help` lists the commands"
-        return BadInput(exc.format_message(), hint=hint)  # type: ignore[attr-defined]
-    if isinstance(exc, OSError) and output.stdout_is_broken():
-        return output.stdout_failed(exc)
-    output.traceback_if_asked(exc)
-    return InternalError.of(exc)
-
-
-def _fail(error: Exception, args: list[str]) -> None:
-    """Print the error (with --json, also its object on stdout) and exit with its code."""
-    from provisioner.errors import OrtprovError
-    from provisioner.render.output import show_error
-
-    assert isinstance(error, OrtprovError)
-    sys.exit(show_error(error, as_json="--json" in args or "--format=json" in args))
-
-
-def _parser_errors() -> tuple[type[Exception], type[Exception]]:
-    """click's UsageError and NoArgsIsHelpError (vendored by typer >= 0.26, else click's own)."""
-    try:
-        from typer._click import exceptions  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        from click import exceptions  # type: ignore[no-redef,unused-ignore]
-    no_args = getattr(exceptions, "NoArgsIsHelpError", None) or type("NoArgsIsHelpError", (Exception,), {})
-    return exceptions.UsageError, no_args

@@ -10,8 +10,8 @@ library would not load.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from provisioner.standalone.libnames import (
     is_driver_library,
@@ -19,6 +19,9 @@ from provisioner.standalone.libnames import (
     is_system_library,
     is_windows_system_library,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 DRIVER = "the NVIDIA driver"
 OS = "the operating system"

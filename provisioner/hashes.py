@@ -16,7 +16,6 @@ import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +25,8 @@ from provisioner.platforms import DEFAULT_GLIBC, pip_platform_tags
 from provisioner.versions import at_least, vtuple
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import requests
     from packaging.tags import Tag
 

@@ -29,7 +29,6 @@ Rules, in order:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from provisioner.closure import closure
@@ -42,7 +41,6 @@ from provisioner.matrix.model import (
     Matrix,
     OrtBuild,
     TensorRTRelease,
-    WheelFiles,
 )
 from provisioner.matrix.query import (
     build_gpu_code,
@@ -88,7 +86,19 @@ from provisioner.versions import (
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms to import; the fast path of `ortprov plan` does without it
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Protocol
+
+    from provisioner.facts import Gpu, HostFacts, MissingFiles, NvidiaWheel, OrtDist, PythonInfo
+    from provisioner.matrix.model import (
+        CudaMajor,
+        CudaRelease,
+        LibraryWheel,
+        Matrix,
+        OrtBuild,
+        TensorRTRelease,
+        WheelFiles,
+    )
 
     class Planned(Protocol):
         """The planned distribution: an OrtBuild while planning, a saved Plan when it is retargeted."""

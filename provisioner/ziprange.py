@@ -12,9 +12,11 @@ from __future__ import annotations
 import struct
 import time
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _EOCD_SIG = b"PK\x05\x06"
 _EOCD64_LOCATOR_SIG = b"PK\x06\x07"

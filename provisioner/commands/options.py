@@ -18,15 +18,16 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from provisioner.errors import BadInput, OrtprovError
+from provisioner.errors import BadInput
 from provisioner.render import DOCKERFILE_BASES, RECIPE_FORMATS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Collection
+
     from provisioner.render.output import Result
 
 NONE_WORDS = ("none", "no")
@@ -222,7 +223,7 @@ def _creatable_folder(flag: str) -> Callable[[Any], None]:
     return check
 
 
-def _given_path_error(exc: Exception, values: dict[str, Any]) -> BadInput | None:
+def _given_path_error(exc: BaseException, values: dict[str, Any]) -> BadInput | None:
     """BadInput when `exc` is an OSError about a path the user gave (a name too long, a loop of links, a special
     file system): that path is the mistake, not ortprov."""
     if not isinstance(exc, OSError) or not exc.filename:
@@ -539,7 +540,12 @@ OPTIONS: dict[str, Declared] = {
         "unless flags ask for another plan).",
         "DIR",
     ),
-    "dry_run": Declared(("--dry-run",), bool, False, "Print the commands and what would change."),
+    "dry_run": Declared(
+        ("--dry-run",),
+        bool,
+        False,
+        "Make the same checks and list the same commands as the real run, with what they would change; change nothing.",
+    ),
     "yes": Declared(("--yes", "-y"), bool, False, "Do not ask before removing or replacing packages."),
     "no_verify": Declared(("--no-verify",), bool, False, "Skip verification after installing."),
     "verify_static": Declared(
@@ -547,6 +553,13 @@ OPTIONS: dict[str, Declared] = {
         bool,
         False,
         "Verify only that every library the CUDA provider needs resolves (no GPU needed).",
+    ),
+    "require_gpu_verify": Declared(
+        ("--require-gpu-verify",),
+        bool,
+        False,
+        "Fail (and restore) unless a CUDA session ran on the GPU: without an NVIDIA driver (a Docker build, CI), "
+        "the static check alone is then not enough.",
     ),
     "keep": Declared(
         ("--keep",), bool, False, "Keep the installation when its verification fails (default: restore it)."
@@ -759,8 +772,7 @@ def command(function: Callable[..., Result]) -> Callable[..., None]:
     parameters = [p for name in names for option, d in _declared(name).items() for p in d.parameters(option)]
 
     def run(**values: Any) -> None:
-        from provisioner.errors import InternalError
-        from provisioner.render.output import show, show_error
+        from provisioner.render.output import show
 
         as_json = wants_json(values)
         try:
@@ -771,24 +783,19 @@ def command(function: Callable[..., Result]) -> Callable[..., None]:
                 else:
                     kwargs[name] = OPTIONS[name].value(name, values)
             code = show(function(**kwargs), as_json=as_json)
-        except OrtprovError as exc:
-            sys.exit(show_error(exc, as_json=as_json, verbose=bool(values.get("verbose"))))
-        except KeyboardInterrupt:
-            interrupted = OrtprovError("interrupted")
-            interrupted.exit_code = 130
-            sys.exit(show_error(interrupted, as_json=as_json))
-        except (BrokenPipeError, SystemExit):
+        except SystemExit:
             raise
-        except Exception as exc:  # noqa: BLE001 - a bug: one line (and with --json its object), not a traceback
-            from provisioner.render.output import stdout_failed, stdout_is_broken, traceback_if_asked
+        except BaseException as exc:  # noqa: BLE001 - before click turns a Ctrl-C into Abort: commands/exits.py
+            from provisioner.commands.exits import exit_code
 
-            if isinstance(exc, OSError) and stdout_is_broken():
-                sys.exit(show_error(stdout_failed(exc), as_json=False))
-            given = _given_path_error(exc, values)
-            if given is not None:
-                sys.exit(show_error(given, as_json=as_json))
-            traceback_if_asked(exc)
-            sys.exit(show_error(InternalError.of(exc), as_json=as_json))
+            sys.exit(
+                exit_code(
+                    exc,
+                    as_json=as_json,
+                    verbose=bool(values.get("verbose")),
+                    given_path=lambda error: _given_path_error(error, values),
+                )
+            )
         if code:
             sys.exit(code)
 

@@ -14,11 +14,14 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
 from provisioner.facts import DriverInfo, Gpu, OrtDist, RuntimeEnvironment
-from provisioner.matrix.model import Matrix
 from provisioner.matrix.query import gpu_key, gpu_models_by_key
 from provisioner.standalone.libnames import library_family
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix
 
 READ_LIMIT = 20 * 1024 * 1024  # bytes read from a log: the first 10 MB and the last 10 MB
 LINE_LIMIT = 4096  # characters: a longer line is read in pieces of this size

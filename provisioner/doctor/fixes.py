@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from provisioner.matrix.model import Matrix
 from provisioner.matrix.query import build_gpu_code, builds_with_code_for, gpu_code_for
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix
 
 
 @dataclass(frozen=True)

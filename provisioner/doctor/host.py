@@ -10,17 +10,20 @@ numbers.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from provisioner.doctor.fixes import Fixes, gpu_code_fix
 from provisioner.doctor.rules import analyze_log, driver_findings, driver_vs_build, package_findings
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
 from provisioner.findings import Finding, merge_findings
-from provisioner.matrix.model import Matrix, OrtBuild
 from provisioner.matrix.query import build_gpu_code, builds_for, code_summary, common_libraries, gpu_code_for
 from provisioner.plan import LOADER_HOOK, Plan, step_argv
-from provisioner.verify.report import Failure, VerifyReport
 from provisioner.versions import major
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix, OrtBuild
+    from provisioner.verify.report import Failure, VerifyReport
 
 __all__ = ["Finding", "diagnose", "is_healthy"]
 

@@ -12,14 +12,17 @@ onnxruntime-gpu release was built for come from the matrix.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from provisioner.doctor.evidence import LoadError, LogEvidence, bounded, read_evidence
 from provisioner.doctor.fixes import Fixes, gpu_code_fix
 from provisioner.facts import DriverInfo, OrtDist, RuntimeEnvironment
 from provisioner.findings import Finding, merge_findings
-from provisioner.matrix.model import Matrix
 from provisioner.matrix.query import builds_for, common_libraries, newest_cuda_for_driver
 from provisioner.versions import major, vtuple
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix
 
 # --- fact rules: the host probe and the log reader both call these -----------------------------------------------
 

@@ -8,14 +8,16 @@ Every problem names the file, the entry and the reason ("onnxruntime-gpu.yaml: b
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from provisioner.matrix.gpunames import gpu_key
 from provisioner.matrix.model import PART_FILES, LibraryWheel, Matrix, OrtBuild, WheelPlatform
 from provisioner.serde import from_jsonable
 from provisioner.versions import major as major_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 SCHEMA_VERSION = 1
 PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows-amd64")

@@ -12,10 +12,8 @@ import html
 import json
 import re
 import time
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from provisioner.matrix.model import CudaMajor, OrtBuild, ProviderLibrary, WheelPlatform
@@ -23,6 +21,10 @@ from provisioner.serde import to_jsonable
 from provisioner.standalone.libnames import linux_soname, soname_of
 from provisioner.versions import major, vtuple
 from provisioner.wheelfacts import ProviderRead, WheelFacts, WheelName, parse_wheel_name
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
 
 PYPI_SIMPLE = "https://pypi.org/simple/"
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"

@@ -6,7 +6,7 @@ The planner, the recipes, `matrix show`, the loader hook, verify and doctor ask 
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from provisioner.matrix.gpunames import gpu_key
 from provisioner.matrix.model import (
@@ -20,9 +20,25 @@ from provisioner.matrix.model import (
     TensorRTPackage,
     TensorRTProvider,
     TensorRTRelease,
-    WheelFiles,
 )
 from provisioner.versions import driver_at_least, in_series, major, ort_matcher, satisfies, vtuple
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from provisioner.matrix.model import (
+        CudaMajor,
+        CudaRelease,
+        DockerImage,
+        GpuModel,
+        LibraryWheel,
+        Matrix,
+        OrtBuild,
+        TensorRTPackage,
+        TensorRTProvider,
+        TensorRTRelease,
+        WheelFiles,
+    )
 
 # --- onnxruntime-gpu builds ---------------------------------------------------------------------------------
 

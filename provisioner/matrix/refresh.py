@@ -14,10 +14,9 @@ import datetime
 import os
 import re
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from provisioner.matrix.derive import (
     PYPI_SIMPLE,
@@ -30,9 +29,13 @@ from provisioner.matrix.derive import (
     wheels_by_version,
 )
 from provisioner.matrix.load import clear_memo, load_matrix, parse_files
-from provisioner.matrix.model import Matrix, OrtBuild
 from provisioner.serde import to_jsonable
 from provisioner.versions import vtuple
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from provisioner.matrix.model import Matrix, OrtBuild
 
 PROJECT = "onnxruntime-gpu"
 _RELEASE = re.compile(r"^\d+\.\d+\.\d+$")

@@ -20,12 +20,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from provisioner import standalone
-from provisioner.childproc import kill_group
+from provisioner.childproc import die_with_parent, kill_group
 from provisioner.errors import BadInput
 from provisioner.probe.packages import (
     FilesReport,
@@ -36,6 +35,9 @@ from provisioner.probe.packages import (
     report_from_child,
 )
 from provisioner.standalone.packages_probe import HELLO
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 PROGRAM = standalone.path("packages_probe.py")
 START_TIMEOUT = 5.0  # seconds a working Python takes at most to start the probe and say hello
@@ -113,6 +115,20 @@ def inspect(
     return start(python, timeout, env, label=label).result()
 
 
+def prefix_of(python: str, timeout: float = 60.0, *, label: str | None = None) -> str:
+    """Where `python` installs (sys.prefix), and nothing else: what `apply` needs to take the target's lock
+    before it reads what the target holds. BadInput when it is not a working Python."""
+    probe = TargetProbe(python, timeout, label or f"the target Python {python!r}", ("--where",))
+    answer = probe.answer(strict=True)
+    prefix = answer.get("prefix") if isinstance(answer, dict) else None
+    if not isinstance(prefix, str) or not prefix:
+        raise BadInput(
+            f"{probe.label} is not a working Python interpreter: it did not say where it installs ({answer})",
+            hint=NOT_WORKING_HINT,
+        )
+    return prefix
+
+
 def check_files(python: str, timeout: float = 60.0) -> FilesReport:
     """Every distribution of `python`'s environment (its sys.path) whose RECORD lists files that are missing
     on disk: what an install, uninstall or restore must never leave behind. Never raises."""
@@ -145,6 +161,7 @@ class TargetProbe:
                 errors="replace",
                 env=_child_env(),
                 start_new_session=os.name == "posix",  # so a timeout kills its children too
+                preexec_fn=die_with_parent(),  # and it dies with ortprov
             )
         except OSError as exc:
             self._error = exc.strerror or str(exc)

@@ -232,6 +232,12 @@ def error_line(message: str, hint: str | None = None) -> None:
         sys.stderr.write(style("hint: ", "yellow", sys.stderr) + hint + "\n")
 
 
+def progress(text: str) -> None:
+    """A line of progress on stderr, as it is (apply's and download's narration: render/apply.py words it)."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
 def note(text: str, label: str = "note") -> None:
     """A note on stderr (`note: ...`; another label, such as `notice`, in yellow): stdout carries only the
     result."""

@@ -8,7 +8,8 @@ and file lists come from the installed .dist-info / .egg-info folders on sys.pat
 importlib.metadata reads them, without importing importlib.metadata and the email parser, which cost more than
 the whole probe), build facts from regular expressions over the packages' own small .py files, and for the
 onnxruntime flavours and NVIDIA wheels the files their RECORD lists that are missing on disk.
-With `--files`, instead: every distribution on sys.path whose RECORD lists missing files.
+With `--files`, instead: every distribution on sys.path whose RECORD lists missing files. With `--where`: only
+the prefix (where `apply` takes its lock before it reads anything else).
 """
 
 from __future__ import annotations
@@ -358,13 +359,17 @@ def incomplete_facts(errors: list[str]) -> dict[str, Any]:
 
 
 def main() -> None:
-    """Say hello, then collect and print the facts (with --files: only the incomplete distributions)."""
+    """Say hello, then collect and print the facts (with --files: only the incomplete distributions; with
+    --where: only the prefix)."""
     sys.stdout.write(HELLO + "\n")
     sys.stdout.flush()
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != here]
     errors: list[str] = []
-    if sys.argv[1:] == ["--files"]:
+    facts: dict[str, Any]
+    if sys.argv[1:] == ["--where"]:
+        facts = {"prefix": sys.prefix}
+    elif sys.argv[1:] == ["--files"]:
         facts = incomplete_facts(errors)
     else:
         facts = {"python": python_facts(), "paths": install_paths()}

@@ -21,9 +21,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import TYPE_CHECKING
 
 from provisioner.errors import BadInput
-from provisioner.tune.report import Dims, Feed, TensorSpec
+
+if TYPE_CHECKING:
+    from provisioner.tune.report import Dims, Feed, TensorSpec
 
 DEFAULT_RUNS = 24
 IMAGE_SIDES = (480, 1600, 32)  # low, high, step

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from provisioner import standalone
-from provisioner.childproc import kill_group
+from provisioner.childproc import die_with_parent, kill_group
 from provisioner.errors import BadInput
 from provisioner.verify.report import Failure, VerifyReport
 
@@ -141,7 +141,12 @@ def _run_child(
     mode = "static" if static else "session"
     try:
         process = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+            preexec_fn=die_with_parent(),  # a CUDA session that hangs dies with ortprov, even a killed one
         )
     except OSError as exc:
         return _failed_report(

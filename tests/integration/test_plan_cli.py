@@ -8,14 +8,17 @@ wins over the shipped data), so expectations do not move when the shipped matrix
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.cli import run_ortprov
 from tests.unit.matrix_fixtures import host, write_matrix_dir
+
+if TYPE_CHECKING:
+    import subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTS = ROOT / "tests" / "hosts"

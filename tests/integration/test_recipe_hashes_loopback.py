@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -28,6 +28,9 @@ from tests.support.envs import venv_python
 from tests.support.index_server import IndexServer
 from tests.support.recipe_plans import cuda12_plan, host
 from tests.support.wheels import WheelSpec, build_wheels
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.e2e
 

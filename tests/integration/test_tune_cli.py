@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
@@ -18,6 +18,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from tests.support.cli import run_ortprov
 from tests.support.rapidocr import CLS, DET, rapidocr_model
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SHAPES = ("--shape", "x=1x3x96x128", "--shape", "x=1x3x128x96", "--shape", "x=1x3x160x160")
 

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -24,6 +24,9 @@ from tests.support.cli import cli_env, ortprov_argv, run_ortprov
 from tests.support.elf import build_so
 from tests.support.envs import DEV_PYTHON, REPO
 from tests.support.fake_ort import make_fake_venv, site_packages
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CHECK_MODEL = REPO / "provisioner" / "verify" / "models" / "check.onnx"
 

@@ -8,7 +8,7 @@ versions are a trimmed, illustrative selection. The planner must get every decis
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from provisioner.facts import (
     DriverInfo,
@@ -30,6 +30,9 @@ from provisioner.matrix.model import (
     TensorRTRelease,
     WheelPlatform,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SRC = ("tests/unit/matrix_fixtures.py",)
 CUDA12_FEED = "https://aiinfra.pkgs.visualstudio.com/PublicPackages/_packaging/onnxruntime-cuda-12/pypi/simple/"

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from provisioner.doctor import evidence
 from provisioner.doctor.rules import analyze_log
 from tests.support.cli import run_ortprov
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PATTERNS = {name: value for name, value in vars(evidence).items() if isinstance(value, re.Pattern)}
 PATTERNS |= {f"_LIBRARY_ERRORS[{i}]": p for i, p in enumerate(evidence._LIBRARY_ERRORS)}

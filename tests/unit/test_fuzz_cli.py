@@ -20,15 +20,17 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from provisioner import cli
 from provisioner.commands.options import OPTIONS, PLANNING, Declared
 from tests.support.cli import REPO, cli_env, ortprov_argv, run_ortprov
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 HOSTS = REPO / "tests" / "hosts"
 SEED_HOSTS = ("h100-driver580.json", "cpu-dev-machine.json")

@@ -13,10 +13,13 @@ An import under `if TYPE_CHECKING:` is an annotation, not a dependency, and is n
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 PACKAGE = Path(__file__).resolve().parents[2] / "provisioner"
 
@@ -36,6 +39,7 @@ CORE = (
     "provisioner.matrix.query",
     "provisioner.matrix.check",
     "provisioner.verify.report",  # VerifyReport: the verify child's report, data like HostFacts
+    "provisioner.installer.events",  # what apply tells and returns: data, rendered by render/apply.py
     "provisioner.tune",  # the tune's data and reasoning; its runner and child are edges (below)
 )
 EDGES = (

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from provisioner.matrix.load import shipped_dir
 from tests.support.cli import run_ortprov
 from tests.unit.test_options import COMMANDS
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 KEYS = {"error", "hint", "exit_code", "rejected"}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,6 +18,9 @@ from provisioner.matrix.query import (
     wheels_for_library,
 )
 from provisioner.versions import ort_matcher
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FILES = ("onnxruntime-gpu.yaml", "cuda.yaml", "nvidia-wheels.yaml", "tensorrt.yaml")
 

@@ -10,17 +10,20 @@ silently); the rules are general: the planner knows no version number and no GPU
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import DriverInfo, Gpu, HostFacts, PlatformInfo, PythonInfo, load_host_file
 from provisioner.matrix.load import load_matrix
-from provisioner.matrix.model import Matrix, OrtBuild
 from provisioner.matrix.query import build_gpu_code, builds_for, find_build, gpu_code_for
 from provisioner.plan import Plan, Request
 from provisioner.planner import make_plan
 from tests.support.cli import run_ortprov
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix, OrtBuild
 
 HOSTS = Path(__file__).resolve().parents[1] / "hosts"
 MATRIX: Matrix = load_matrix()

@@ -6,17 +6,20 @@ import itertools
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from provisioner.errors import BadInput, NoCompatiblePlan
 from provisioner.facts import Gpu, HostFacts, LibraryHit, MissingFiles, OrtDist, load_host_file
-from provisioner.matrix.model import Matrix, OrtBuild
 from provisioner.plan import Plan, Request
 from provisioner.planner import driver_cuda_version, make_plan, retarget
 from provisioner.render.recipes import render
 from provisioner.versions import at_least, vtuple
 from tests.unit.matrix_fixtures import CUDA12_FEED, MATRIX, host, with_cpu_ort, with_torch
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix, OrtBuild
 
 HOSTS_DIR = Path(__file__).resolve().parents[1] / "hosts"
 DRIVERS = {

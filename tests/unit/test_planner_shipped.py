@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import NvidiaWheel, OrtDist, TorchInfo, load_host_file
 from provisioner.matrix.load import load_matrix
-from provisioner.matrix.model import Matrix
 from provisioner.plan import Request
 from provisioner.planner import make_plan
 from provisioner.versions import vtuple
 from tests.unit.matrix_fixtures import host
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix
 
 HOSTS_DIR = Path(__file__).resolve().parents[1] / "hosts"
 
