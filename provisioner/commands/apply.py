@@ -15,7 +15,6 @@ from provisioner.commands.options import (
     planning_flags_given,
     refuse_beside_saved_plan,
 )
-from provisioner.errors import BadInput
 
 if TYPE_CHECKING:
     import typer
@@ -94,31 +93,6 @@ def options_for_target(
     return replace(options, target_python=target_python)
 
 
-def read_plan_file(path: Path) -> Plan:
-    """A plan saved by `ortprov plan --json` (or by `ortprov download` next to its wheels)."""
-    import json
-
-    from provisioner.plan import Plan
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInput(
-            f"plan file {str(path)!r} does not exist",
-            hint="create one with `ortprov plan --json > plan.json`",
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"cannot read plan file {str(path)!r}: {exc}") from None
-    if isinstance(data, dict) and "error" in data and "steps" not in data:
-        raise BadInput(f"plan file {str(path)!r} holds an error, not a plan: {data['error']}")
-    try:
-        return Plan.from_dict(data)
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise BadInput(
-            f"plan file {str(path)!r} is malformed: {exc}", hint="re-create it with `ortprov plan --json`"
-        ) from None
-
-
 def plan_source(
     plan_file: Path | None, wheelhouse: Path | None, options: PlanningOptions
 ) -> Callable[[str | None, str | None], Plan]:
@@ -127,6 +101,7 @@ def plan_source(
     the target; a planning flag beside --plan, or a plan file that cannot be read, is refused here, before
     anything is touched."""
     from provisioner.installer.wheelhouse import PLAN_FILE
+    from provisioner.userfiles import read_plan_file
 
     saved: Plan | None = None
     if plan_file is not None:
@@ -247,6 +222,7 @@ def download(
     from provisioner.commands.options import make_folder
     from provisioner.installer.flow import run_download
     from provisioner.render.apply import Downloaded
+    from provisioner.userfiles import read_plan_file
 
     if plan_file is not None:
         # --python X.Y and --platform say which wheels to fetch; every other planning flag is refused

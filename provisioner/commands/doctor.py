@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 from provisioner.commands.options import command
 from provisioner.errors import BadInput, OrtprovError
-
-STREAM_LIMIT = 1024 * 1024 * 1024  # bytes read from a stream (stdin, a pipe) before it is cut off
 
 if TYPE_CHECKING:
     import typer
@@ -40,108 +36,6 @@ def register(app: typer.Typer) -> None:
     app.command("doctor", help=DOCTOR_HELP)(command(doctor))
 
 
-@dataclass(frozen=True)
-class LogText:
-    """A log as read: its text (at most READ_LIMIT bytes of it), how many bytes the source had, whether cut."""
-
-    text: str
-    size: int  # bytes in the source (for a stream: bytes read before stopping)
-    cut: bool
-    encoding: str = "utf-8"
-
-    @property
-    def note(self) -> str | None:
-        """One line for the reader when the log was not read whole."""
-        if not self.cut:
-            return None
-        from provisioner.doctor.evidence import READ_LIMIT
-
-        half = READ_LIMIT // 2 // (1024 * 1024)
-        return f"the log has {self.size / (1024 * 1024):.0f} MiB: read its first and last {half} MiB only"
-
-
-def read_log(source: str) -> LogText:
-    """The text of --log FILE, or stdin for '-', bounded (the first and last READ_LIMIT/2 bytes); BadInput when
-    missing, unreadable, empty, binary, or stdin is a terminal or closed."""
-    if source == "-":
-        stream = sys.stdin.buffer if sys.stdin is not None and not sys.stdin.closed else None
-        if stream is None:
-            raise BadInput("--log - reads the log from stdin, but stdin is closed", hint=_PIPE_HINT)
-        if sys.stdin.isatty():
-            raise BadInput("--log - reads the log from stdin, but stdin is a terminal", hint=_PIPE_HINT)
-        data, size, cut = _read_stream(stream)
-        name = "on stdin"
-    else:
-        path = Path(source)
-        try:
-            if path.is_dir():
-                raise BadInput(f"log {source!r} is a folder", hint="pass a file, or - to read stdin")
-            with open(path, "rb") as handle:
-                if path.is_file():
-                    data, size, cut = _read_file(handle, path.stat().st_size)
-                else:  # a pipe or a device (/dev/zero): read as a stream
-                    data, size, cut = _read_stream(handle)
-        except FileNotFoundError:
-            raise BadInput(f"log file {source!r} does not exist", hint="pass a file, or - to read stdin") from None
-        except OSError as exc:
-            raise BadInput(f"cannot read log file {source!r}: {exc.strerror}") from None
-        name = repr(source)
-    text, encoding = _decode(data, name)
-    if not text.strip():
-        raise BadInput(
-            f"the log {name} is empty",
-            hint="paste the error output, e.g. `python app.py 2>&1 | ortprov doctor --log -`",
-        )
-    return LogText(text, size, cut, encoding)
-
-
-_PIPE_HINT = "pipe a log in (`python app.py 2>&1 | ortprov doctor --log -`) or pass a file: --log error.txt"
-_BINARY_PROBE = 64 * 1024  # bytes looked at for NUL bytes
-
-
-def _read_file(handle: BinaryIO, size: int) -> tuple[bytes, int, bool]:
-    from provisioner.doctor.evidence import READ_LIMIT
-
-    if size <= READ_LIMIT:
-        return handle.read(READ_LIMIT + 1), size, False
-    head = handle.read(READ_LIMIT // 2)
-    handle.seek(size - READ_LIMIT // 2)
-    return head + b"\n" + handle.read(READ_LIMIT // 2), size, True
-
-
-def _read_stream(handle: BinaryIO) -> tuple[bytes, int, bool]:
-    """Head and a rolling tail of a stream; stops at STREAM_LIMIT bytes; refuses binary from the first chunk."""
-    from provisioner.doctor.evidence import READ_LIMIT
-
-    head = handle.read(READ_LIMIT // 2)
-    if b"\0" in head[:_BINARY_PROBE]:
-        return head[:_BINARY_PROBE], len(head), False  # _decode refuses it
-    size, tail = len(head), b""
-    while size < STREAM_LIMIT:
-        chunk = handle.read(1024 * 1024)
-        if not chunk:
-            break
-        size += len(chunk)
-        tail = (tail + chunk)[-(READ_LIMIT // 2) :]
-    return (head + b"\n" + tail if tail else head), size, size > len(head) + len(tail) or size >= STREAM_LIMIT
-
-
-def _decode(data: bytes, name: str) -> tuple[str, str]:
-    """UTF-8 (or UTF-16 with a BOM, or GB18030: logs pasted from a Chinese Windows console); binary refused."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16", errors="replace"), "utf-16"
-    if b"\0" in data[:_BINARY_PROBE]:
-        raise BadInput(f"the log {name} is binary, not text", hint="pass the text a program printed")
-    try:
-        return data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        pass
-    try:
-        return data.decode("gb18030"), "gb18030"
-    except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace"), "utf-8"
-
-
 def doctor(
     target: str | None,
     log: str | None,
@@ -153,15 +47,14 @@ def doctor(
     budget: float,
 ) -> DoctorResult:
     """Why is my GPU not used? Detect, plan, verify, and list findings with exact fixes."""
-    if tune_model is not None:
-        if log is not None:
-            raise BadInput("--model and --log do not go together", hint="--log explains a log; it runs nothing")
-        if not Path(tune_model).is_file():
-            raise BadInput(f"model file {tune_model!r} does not exist", hint="pass the path of an .onnx file")
+    if tune_model is not None and log is not None:
+        raise BadInput("--model and --log do not go together", hint="--log explains a log; it runs nothing")
     from provisioner.doctor import analyze_log, diagnose, is_healthy
     from provisioner.render.doctor import DoctorResult
 
     if log is not None:
+        from provisioner.userfiles import read_log
+
         read = read_log(log)
         findings = tuple(analyze_log(read.text, python=target or "python", matrix=_matrix()))
         return DoctorResult(findings, is_healthy(list(findings)), log_note=read.note)

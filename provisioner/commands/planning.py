@@ -29,8 +29,9 @@ from provisioner.commands.options import (
     PlanningOptions,
     python_version_parts,
 )
-from provisioner.facts import DriverInfo, Gpu, HostFacts, PlatformInfo, PythonInfo, load_host_file
+from provisioner.facts import DriverInfo, Gpu, HostFacts, PlatformInfo, PythonInfo
 from provisioner.plan import Plan, Request
+from provisioner.userfiles import read_host_file
 
 if TYPE_CHECKING:
     from provisioner.matrix.model import Matrix
@@ -59,7 +60,7 @@ def resolve_hosts(options: PlanningOptions, detect: Detect | None = None) -> tup
     """The hosts to plan for: host files, a machine described by flags, or this machine probed; flags
     override what the files or the probe say."""
     if options.host_files:
-        hosts = [_labelled(load_host_file(path), path) for path in options.host_files]
+        hosts = [_labelled(read_host_file(path), path) for path in options.host_files]
     elif describes_machine(options):
         hosts = [_described_host(options)]
     else:

@@ -38,24 +38,12 @@ def register(app: typer.Typer) -> None:
     app.command("verify", help=VERIFY_HELP)(command(verify))
 
 
-def parse_dims(values: list[str] | None) -> dict[str, int]:
-    """`["batch=1", "seq=128"]` -> {"batch": 1, "seq": 128}; BadInput on anything else."""
-    dims: dict[str, int] = {}
-    for value in values or []:
-        name, sep, size = value.partition("=")
-        name = name.strip()
-        if not sep or not name or not size.strip().isdigit() or int(size) < 1:
-            raise BadInput(f"--dim {value!r} is not NAME=N", hint="size a dynamic input dimension: --dim batch=1")
-        dims[name] = int(size)
-    return dims
-
-
 def verify(
     target: str | None,
     model: str | None,
     provider: str,
     static: bool,
-    dim: list[str] | None,
+    dim: dict[str, int],
     timeout: float,
     preload: bool,
     json_output: bool,
@@ -67,7 +55,7 @@ def verify(
 
     if model is not None and static:
         raise BadInput("--model and --static do not go together", hint="--static runs no model")
-    dims = parse_dims(dim)
+    dims = dim  # checked and sized once, by the --dim declaration (commands/options.py)
     if dims and model is None:
         raise BadInput("--dim sizes the inputs of --model", hint="add --model FILE")
     report = run_verify(
