@@ -286,6 +286,12 @@ def _creatable_folder(flag: str) -> Callable[[Any], None]:
     def check(value: Path | None) -> None:
         if value is None:
             return
+        try:
+            str(value).encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadInput(
+                f"{flag} {_shown(value)} is not a UTF-8 name: venvs and installers need one", hint="pick another name"
+            ) from None
         path = value.expanduser().absolute()
         try:
             path.stat()
