@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from provisioner.commands.options import command
@@ -64,15 +65,15 @@ def doctor(
     from provisioner.verify import run_verify
 
     facts = detect_host(python=target, timeout=min(timeout, 60.0))
-    plan_outcome, plan_note = _plan(facts)
+    planned = _plan(facts)
     python = facts.python.executable if facts.python else find_interpreter(target)
     report = run_verify(python, provider=provider, timeout=timeout, preload=preload)
-    findings = tuple(diagnose(facts, report, None, plan_outcome, matrix=_matrix()))
+    findings = tuple(diagnose(facts, report, None, planned.for_fixes, matrix=_matrix(), plan_flags=planned.flags))
     if tune_model is not None:
         from provisioner.findings import merge_findings
 
         findings = tuple(merge_findings([*_model_findings(python, tune_model, budget), *findings]))
-    return DoctorResult(findings, is_healthy(list(findings)), report, _plan_summary(plan_outcome, plan_note), facts)
+    return DoctorResult(findings, is_healthy(list(findings)), report, planned.summary(python), facts)
 
 
 def _matrix() -> Any:
@@ -85,37 +86,66 @@ def _matrix() -> Any:
         return None
 
 
-def _plan(facts: Any) -> tuple[Any, str | None]:
-    """make_plan for this host: a Plan, a NoCompatiblePlan, or (None, why it was skipped)."""
-    try:
-        from provisioner.matrix.load import load_matrix
-        from provisioner.plan import Request
-        from provisioner.planner import make_plan
-    except ImportError as exc:  # the planner is optional for doctor
-        return None, f"planner not available ({exc})"
+@dataclass(frozen=True)
+class _Planned:
+    """What `ortprov plan` says for the host (`verdict`: a Plan, a NoCompatiblePlan, or None: not planned,
+    `note` says why), the plan whose steps the fixes show, and the flags those fixes add beside --python."""
+
+    verdict: Any
+    for_fixes: Any = None
+    flags: str = ""
+    note: str | None = None
+
+    def summary(self, python: str) -> PlanSummary:
+        """The plan line of the report: the planner's own verdict, never a second opinion."""
+        from provisioner.errors import NoCompatiblePlan
+        from provisioner.plan import Plan
+        from provisioner.render.doctor import PlanSummary
+
+        if isinstance(self.verdict, Plan):
+            label = _label(self.verdict)
+            return PlanSummary(True, f"{label} fits this host (`ortprov plan` for the steps)", label)
+        if isinstance(self.verdict, NoCompatiblePlan):
+            if isinstance(self.for_fixes, Plan):
+                return PlanSummary(
+                    False,
+                    f"{self.verdict.message}; without the driver check: {_label(self.for_fixes)} "
+                    f"(`ortprov plan --python {python}{self.flags}`)",
+                )
+            return PlanSummary(False, f"no compatible build: {self.verdict.message}")
+        return PlanSummary(None, self.note or "not planned")
+
+
+def _label(plan: Any) -> str:
+    return f"{plan.package} {plan.ort_version} (CUDA {plan.cuda_version})"
+
+
+def _plan(facts: Any) -> _Planned:
+    """The planner's verdict for this host, asked as `ortprov plan --python P` asks it (planning.plan_hosts):
+    on a host without a driver that is a refusal, and the fixes show the plan `--driver none` makes (with
+    that flag, so that they work as written)."""
+    from provisioner.commands.options import PlanningOptions
+    from provisioner.commands.planning import plan_hosts
     from provisioner.errors import NoCompatiblePlan
+    from provisioner.matrix.load import load_matrix
 
     try:
-        return make_plan([facts], load_matrix(), Request()), None
-    except NoCompatiblePlan as exc:
-        return exc, None
+        matrix = load_matrix()
+        try:
+            verdict = plan_hosts((facts,), matrix, PlanningOptions())
+            return _Planned(verdict, verdict)
+        except NoCompatiblePlan as refused:
+            if refused.rejected or facts.driver.present:
+                return _Planned(refused, refused)
+            try:
+                anyway = plan_hosts((facts,), matrix, PlanningOptions(driver="none"))
+            except NoCompatiblePlan:
+                return _Planned(refused, refused)
+            return _Planned(refused, anyway, " --driver none")
     except OrtprovError as exc:
-        return None, f"not planned: {exc.message.splitlines()[0]}"
+        return _Planned(None, note=f"not planned: {exc.message.splitlines()[0]}")
     except Exception as exc:  # noqa: BLE001 - a planner bug must not hide the verify findings
-        return None, f"not planned: the planner failed ({type(exc).__name__}: {exc})"
-
-
-def _plan_summary(outcome: Any, note: str | None) -> PlanSummary:
-    from provisioner.errors import NoCompatiblePlan
-    from provisioner.plan import Plan
-    from provisioner.render.doctor import PlanSummary
-
-    if isinstance(outcome, Plan):
-        label = f"{outcome.package} {outcome.ort_version} (CUDA {outcome.cuda_version})"
-        return PlanSummary(True, f"{label} fits this host (`ortprov plan` for the steps)", label)
-    if isinstance(outcome, NoCompatiblePlan):
-        return PlanSummary(False, f"no compatible build: {outcome.message}")
-    return PlanSummary(None, note or "not planned")
+        return _Planned(None, note=f"not planned: the planner failed ({type(exc).__name__}: {exc})")
 
 
 def _model_findings(python: str, model: str, budget: float) -> tuple[Any, ...]:

@@ -92,17 +92,22 @@ def plan_for(
 ) -> Plan:
     """Resolve the hosts, load the matrix (unless given) and plan. NoCompatiblePlan when a host has no NVIDIA
     driver and --driver did not name one (`command` is the command the hint shows)."""
-    from provisioner.errors import NoCompatiblePlan
-    from provisioner.planner import make_plan
-
-    request = request_from(options)
     hosts = resolve_hosts(options, detect)
     if matrix is None:
         from provisioner.matrix.load import load_matrix
 
         matrix = load_matrix()
+    return plan_hosts(hosts, matrix, options, command)
+
+
+def plan_hosts(hosts: tuple[HostFacts, ...], matrix: Matrix, options: PlanningOptions, command: str = "plan") -> Plan:
+    """The planner's verdict for these hosts, as `ortprov plan` gives it (doctor asks here too: one answer):
+    the plan, or NoCompatiblePlan, a host without a driver included (unless --driver names one)."""
+    from provisioner.errors import NoCompatiblePlan
+    from provisioner.planner import make_plan
+
     try:  # first: bad input (`--cuda 99`) is exit 2 on every machine
-        plan = make_plan(hosts, matrix, request)
+        plan = make_plan(hosts, matrix, request_from(options))
     except NoCompatiblePlan:
         without_driver(hosts, options, command)  # the missing driver explains it better
         raise
@@ -198,4 +203,12 @@ def _described_host(options: PlanningOptions) -> HostFacts:
     )
 
 
-__all__ = ["request_from", "describes_machine", "resolve_hosts", "apply_overrides", "plan_for", "without_driver"]
+__all__ = [
+    "request_from",
+    "describes_machine",
+    "resolve_hosts",
+    "apply_overrides",
+    "plan_for",
+    "plan_hosts",
+    "without_driver",
+]
