@@ -93,9 +93,17 @@ def planned(
     if hashes:
         from provisioner.hashes import pinned_digests
 
-        digests = pinned_digests(the_plan)
+        digests = pinned_digests(the_plan, progress=_progress)
     text = recipes.render(the_plan, fmt, matrix=matrix, python=python, index_digests=digests, base=base)
     return RecipeResult(text)
+
+
+def _progress(line: str) -> None:
+    """A progress line on stderr (-q drops it)."""
+    import sys
+
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 __all__ = ["PLAN_FORMATS", "register", "plan", "dockerfile", "planned"]
