@@ -47,8 +47,10 @@ class Unreadable(Exception):
 
 
 def shown(path: str | Path) -> str:
-    """A path as an error line quotes it: repr, cut short."""
+    """A path as an error line quotes it: repr, cut short; `-` is "on stdin"."""
     text = str(path)
+    if text == "-":
+        return "on stdin"
     return repr(text if len(text) <= 80 else text[:60] + "...")
 
 
@@ -133,11 +135,33 @@ def _size(limit: int) -> str:
 
 
 def user_text(path: str | Path, what: str, limit: int, hint: str | None = None) -> str:
-    """A file a user named, as text; BadInput naming it (`what`: "host file", "plan file", ...) otherwise."""
+    """A file a user named, as text, or stdin for `-` (`ortprov detect --json | ortprov plan --host -`);
+    BadInput naming it (`what`: "host file", "plan file", ...) otherwise."""
+    if str(path) == "-":
+        return _stdin_text(what, limit, hint)
     try:
         return read_text(path, limit)
     except Unreadable as exc:
-        raise BadInput(f"{what} {shown(path)} {exc.reason}", hint=exc.hint or hint) from None
+        if "pipe" in exc.reason:
+            hint = f"pipe it into stdin and pass -, e.g. `ortprov detect --json | ortprov plan --host -`; {hint}"
+        raise BadInput(f"{what} {shown(path)} {exc.reason}", hint=hint) from None
+
+
+def _stdin_text(what: str, limit: int, hint: str | None) -> str:
+    """`-`: the whole of stdin, bounded and strictly UTF-8; refused when stdin is closed or a terminal."""
+    stream = sys.stdin.buffer if sys.stdin is not None and not sys.stdin.closed else None
+    if stream is None or sys.stdin.isatty():
+        state = "closed" if stream is None else "a terminal"
+        raise BadInput(f"{what} - reads stdin, but stdin is {state}", hint=f"pipe it in, or pass a file; {hint}")
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise BadInput(f"{what} on stdin is larger than {_size(limit)}: not what ortprov reads there", hint=hint)
+    if not data.strip():
+        raise BadInput(f"{what} on stdin is empty", hint=f"pipe it in, or pass a file; {hint}")
+    try:
+        return utf8_text(data)
+    except ValueError as exc:
+        raise BadInput(f"{what} on stdin {exc}", hint=hint) from None
 
 
 def user_json(path: str | Path, what: str, limit: int, hint: str | None = None) -> Any:

@@ -77,7 +77,9 @@ def python_version_parts(value: str) -> tuple[str, str, bool]:
     """("3", "12", free-threaded) of a version given to --python; BadInput unless it is a Python 3 version."""
     match = _PYTHON_VERSION.match(ascii_digits(value).strip())
     if not match:
-        raise BadInput(f"--python {value!r} is not a Python version", hint="examples: --python 3.12, --python 3.13t")
+        raise BadInput(
+            f"--python {_shown(value)} is not a Python version", hint="examples: --python 3.12, --python 3.13t"
+        )
     major, minor, free = match.group(1), match.group(2), match.group(3)
     if major != "3":
         raise BadInput(f"--python {value}: onnxruntime-gpu has wheels only for Python 3", hint="example: --python 3.12")
@@ -96,7 +98,9 @@ def split_python_option(value: str | None) -> tuple[str | None, str | None]:
         python_version_parts(folded)
         return folded, None
     if re.match(r"^\d", folded, re.ASCII):
-        raise BadInput(f"--python {value!r} is not a Python version", hint="examples: --python 3.12, --python 3.13t")
+        raise BadInput(
+            f"--python {_shown(value)} is not a Python version", hint="examples: --python 3.12, --python 3.13t"
+        )
     return None, text
 
 
@@ -104,7 +108,7 @@ def _check_driver(value: str | None) -> str | None:
     folded = _folded(value)
     if folded is not None and folded.lower() not in NONE_WORDS and not _DRIVER.match(folded):
         raise BadInput(
-            f"--driver {value!r} is not an NVIDIA driver version",
+            f"--driver {_shown(value)} is not an NVIDIA driver version",
             hint="examples: --driver 535.104.05, --driver 580, --driver none (no driver on that machine)",
         )
     return folded
@@ -116,7 +120,7 @@ def _check_gpu_cc(value: str | None) -> str | None:
         return folded
     if not all(_CC.match(part.strip()) for part in folded.split(",")):
         raise BadInput(
-            f"--gpu-cc {value!r} is not a compute capability",
+            f"--gpu-cc {_shown(value)} is not a compute capability",
             hint="examples: --gpu-cc 8.6, --gpu-cc 8.0,9.0 (two GPUs), --gpu-cc none",
         )
     return ",".join(part.strip() for part in folded.split(","))
@@ -132,7 +136,7 @@ def _check_ort(value: str | None) -> str | None:
         ort_matcher(folded)
     except ValueError:
         raise BadInput(
-            f"--ort {value!r} is not a version or specifier",
+            f"--ort {_shown(value)} is not a version or specifier",
             hint="examples: --ort 1.20, --ort 1.20.1, --ort '>=1.18,<1.21'",
         ) from None
     return folded
@@ -141,7 +145,7 @@ def _check_ort(value: str | None) -> str | None:
 def _check_cuda(value: str | None) -> str | None:
     folded = _folded(value)
     if folded is not None and not _CUDA.match(folded):
-        raise BadInput(f"--cuda {value!r} is not a CUDA version", hint="examples: --cuda 12, --cuda 12.4")
+        raise BadInput(f"--cuda {_shown(value)} is not a CUDA version", hint="examples: --cuda 12, --cuda 12.4")
     return folded
 
 
@@ -149,7 +153,7 @@ def _check_glibc(value: str | None) -> str | None:
     folded = _folded(value)
     if folded is not None and not _GLIBC.match(folded):
         raise BadInput(
-            f"--glibc {value!r} is not a glibc version",
+            f"--glibc {_shown(value)} is not a glibc version",
             hint="examples: --glibc 2.28, --glibc 2.35 (`ldd --version` on the target says it)",
         )
     return folded
