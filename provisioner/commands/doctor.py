@@ -53,11 +53,12 @@ def doctor(
     from provisioner.doctor import analyze_log, diagnose, is_healthy
     from provisioner.render.doctor import DoctorResult
 
+    matrix = _matrix()
     if log is not None:
         from provisioner.userfiles import read_log
 
         read = read_log(log)
-        findings = tuple(analyze_log(read.text, python=target or "python", matrix=_matrix()))
+        findings = tuple(analyze_log(read.text, python=target or "python", matrix=matrix))
         return DoctorResult(findings, is_healthy(list(findings)), log_note=read.note)
 
     from provisioner.probe import detect_host
@@ -65,10 +66,10 @@ def doctor(
     from provisioner.verify import run_verify
 
     facts = detect_host(python=target, timeout=min(timeout, 60.0))
-    planned = _plan(facts)
+    planned = _plan(facts, matrix)
     python = facts.python.executable if facts.python else find_interpreter(target)
     report = run_verify(python, provider=provider, timeout=timeout, preload=preload)
-    findings = tuple(diagnose(facts, report, None, planned.for_fixes, matrix=_matrix(), plan_flags=planned.flags))
+    findings = tuple(diagnose(facts, report, None, planned.for_fixes, matrix=matrix, plan_flags=planned.flags))
     if tune_model is not None:
         from provisioner.findings import merge_findings
 
@@ -77,11 +78,12 @@ def doctor(
 
 
 def _matrix() -> Any:
-    """The matrix (libraries and CUDA error numbers doctor checks against); None if it cannot be loaded."""
-    from provisioner.matrix.load import load_matrix
+    """The matrix (libraries and CUDA error numbers doctor checks against; its notices said); None if it cannot
+    be loaded."""
+    from provisioner.commands.planning import matrix_in_use
 
     try:
-        return load_matrix()
+        return matrix_in_use()
     except OrtprovError:
         return None
 
@@ -120,17 +122,17 @@ def _label(plan: Any) -> str:
     return f"{plan.package} {plan.ort_version} (CUDA {plan.cuda_version})"
 
 
-def _plan(facts: Any) -> _Planned:
+def _plan(facts: Any, matrix: Any) -> _Planned:
     """The planner's verdict for this host, asked as `ortprov plan --python P` asks it (planning.plan_hosts):
     on a host without a driver that is a refusal, and the fixes show the plan `--driver none` makes (with
     that flag, so that they work as written)."""
     from provisioner.commands.options import PlanningOptions
     from provisioner.commands.planning import plan_hosts
     from provisioner.errors import NoCompatiblePlan
-    from provisioner.matrix.load import load_matrix
 
+    if matrix is None:
+        return _Planned(None, note="not planned: the matrix could not be loaded")
     try:
-        matrix = load_matrix()
         try:
             verdict = plan_hosts((facts,), matrix, PlanningOptions())
             return _Planned(verdict, verdict)

@@ -39,6 +39,19 @@ if TYPE_CHECKING:
 Detect = Callable[..., HostFacts]
 
 
+def matrix_in_use() -> Matrix:
+    """The matrix (matrix/load.py), its notices on stderr as warnings (a cached copy of `ortprov matrix update`
+    ignored, naming the file and why): every command that plans or diagnoses loads it here, so that a broken
+    cache is named wherever it is met."""
+    from provisioner.matrix.load import load_matrix
+    from provisioner.render.output import note
+
+    matrix = load_matrix()
+    for notice in matrix.notices:
+        note(notice, "warning")
+    return matrix
+
+
 def request_from(options: PlanningOptions) -> Request:
     """The Request part of the options."""
     return Request(
@@ -204,6 +217,7 @@ def _described_host(options: PlanningOptions) -> HostFacts:
 
 
 __all__ = [
+    "matrix_in_use",
     "request_from",
     "describes_machine",
     "resolve_hosts",

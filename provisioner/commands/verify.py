@@ -64,7 +64,7 @@ def verify(
     )  # fmt: skip
     if report.ok:
         return VerifyResult(report)
+    from provisioner.commands.planning import matrix_in_use
     from provisioner.doctor import diagnose
-    from provisioner.matrix.load import load_matrix
 
-    return VerifyResult(report, tuple(f for f in diagnose(None, report, matrix=load_matrix()) if f.blocking))
+    return VerifyResult(report, tuple(f for f in diagnose(None, report, matrix=matrix_in_use()) if f.blocking))
