@@ -47,11 +47,12 @@ class Unreadable(Exception):
 
 
 def shown(path: str | Path) -> str:
-    """A path as an error line quotes it: repr, cut short; `-` is "on stdin"."""
+    """A path as an error line quotes it: repr, cut short at its start (the file's name stays); `-` is "on
+    stdin"."""
     text = str(path)
     if text == "-":
         return "on stdin"
-    return repr(text if len(text) <= 80 else text[:60] + "...")
+    return repr(text if len(text) <= 80 else "..." + text[-70:])
 
 
 # -- opening: regular files only ----------------------------------------------------------------------------

@@ -713,6 +713,7 @@ OPTIONS: dict[str, Declared] = {
         None,
         'The runs, a JSON list of {input: dims}, e.g. [{"x": [1, 3, 640, 480]}, {"x": "1x3x960x736"}].',
         "FILE",
+        _not_empty("--shapes", "file"),
     ),
     "budget": Declared(
         ("--budget",),
