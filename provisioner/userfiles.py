@@ -55,6 +55,17 @@ def shown(path: str | Path) -> str:
     return repr(text if len(text) <= 80 else "..." + text[-70:])
 
 
+def expand_user(path: str | Path, flag: str) -> Path:
+    """`~` and `~user` expanded as the shell does; BadInput naming `flag` for a `~user` with no such user
+    (pathlib raises RuntimeError there, and a literal `~user` folder would surprise everyone)."""
+    text = str(path)
+    expanded = os.path.expanduser(text)
+    if text.startswith("~") and expanded == text:
+        user = text[1:].split(os.sep, 1)[0]
+        raise BadInput(f"{flag} {shown(text)}: there is no user {user!r} for ~{user}", hint="write the path in full")
+    return Path(expanded)
+
+
 # -- opening: regular files only ----------------------------------------------------------------------------
 
 

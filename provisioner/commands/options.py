@@ -233,7 +233,10 @@ def _path(flag: str, what: str, then: Callable[[Path], None] | None = None) -> C
     def check(value: str | None) -> Path | None:
         if value is None:
             return None
+        from provisioner.userfiles import expand_user
+
         _not_empty(flag, what)(value)
+        expand_user(value, flag)  # a `~user` without that user is refused here, not deep in the installer
         path = Path(value)
         if then is not None:
             then(path)
@@ -296,7 +299,7 @@ def _creatable_folder(flag: str) -> Callable[[Any], None]:
             raise BadInput(
                 f"{flag} {_shown(value)} is not a UTF-8 name: venvs and installers need one", hint="pick another name"
             ) from None
-        path = value.expanduser().absolute()
+        path = Path(os.path.expanduser(value)).absolute()
         try:
             path.stat()
         except (FileNotFoundError, NotADirectoryError):

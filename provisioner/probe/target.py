@@ -52,7 +52,9 @@ def find_interpreter(python: str | None, env: Mapping[str, str] | None = None) -
     env = os.environ if env is None else env
     if python is None:
         return active_interpreter(env) or sys.executable
-    path = Path(python).expanduser()
+    from provisioner.userfiles import expand_user
+
+    path = expand_user(python, "--python")
     try:
         path.stat()
     except FileNotFoundError:
@@ -68,6 +70,8 @@ def find_interpreter(python: str | None, env: Mapping[str, str] | None = None) -
         raise BadInput(
             f"--python {python!r} is a folder without a Python interpreter", hint="pass bin/python of a venv"
         )
+    if path.exists() and not path.is_file():
+        raise BadInput(f"--python {python!r} is not a file (a pipe, a device or a socket)", hint=NOT_WORKING_HINT)
     if path.is_file():
         if not os.access(path, os.X_OK):
             raise BadInput(f"--python {python!r} is not executable", hint="pass the path of a Python interpreter")
