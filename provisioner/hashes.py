@@ -260,9 +260,7 @@ def pinned_digests(
             f"note: pip {pip} downloads every wheel it resolves in full (onnxruntime-gpu and the NVIDIA libraries: "
             f"GBs); pip >= {PIP_METADATA_ONLY} reads only their metadata: `{python_exe} -m pip install -U pip`\n"
         )
-    say(
-        f"hashes: resolving the plan for Python {python} on {platforms[0]} with pip {pip} (reads each wheel's metadata)"
-    )
+    say(f"hashes: resolving the plan for Python {python} on {platforms[0]} with pip {pip}")
     started = time.monotonic()
     entries = resolve(render_requirements(plan), python, platforms, python_exe=python_exe)
     say(f"hashes: {len(entries)} distributions resolved in {time.monotonic() - started:.0f} s; reading their digests")
