@@ -200,7 +200,6 @@ def _load_dir(directory: Path, origin: str) -> Matrix:
     regular file, bounded, strict UTF-8); a file that cannot be read is a problem naming it (DataError)."""
     import os
 
-    from provisioner.matrix.check import Problem
     from provisioner.userfiles import MATRIX_FILE_LIMIT, Unreadable, read_text
 
     texts = {}
@@ -211,6 +210,8 @@ def _load_dir(directory: Path, origin: str) -> Matrix:
         try:
             texts[name] = read_text(path, MATRIX_FILE_LIMIT)
         except Unreadable as exc:
+            from provisioner.matrix.check import Problem  # not on the cold path
+
             raise _data_error([Problem(name, "(file)", exc.reason)], origin) from None
     digest = digest_of(texts)
     compiled = _read_compiled(digest)
