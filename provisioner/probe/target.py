@@ -121,6 +121,8 @@ def start(
     interpreter = find_interpreter(python, env)
     if label is None:
         label = f"--python {python!r}" if python is not None else f"the target Python {interpreter!r}"
+        if python is not None and PYTHON_VERSION.match(ascii_digits(python).strip()) and not os.path.lexists(python):
+            label = f"--python {python} ({interpreter}, found on PATH)"
     return TargetProbe(interpreter, timeout, label)
 
 
