@@ -34,6 +34,7 @@ PLANNED = ("--driver", "580", "--gpu-cc", "9.0", "--python", "3.12")
         (("tune", "{tmp}/m", "--budget", "inf"), "--budget infinity is longer than ortprov waits"),
         (("verify", "--model", "{tmp}/m", "--dim", "batch=" + "9" * 5000), "--dim batch has 5000 digits"),
         (("matrix", "update", "--retries", "99999"), "--retries must be between 0 and 10"),
+        (("tune", "{tmp}/m", "--shape", "x=1x" + "9" * 5000), "a size has 5000 digits"),
     ],
 )
 def test_the_error_line_names_the_cause(tmp_path: Path, args: tuple[str, ...], cause: str) -> None:
