@@ -42,6 +42,7 @@ def verify(
     target: str | None,
     model: str | None,
     provider: str,
+    tensorrt_provider: bool,
     static: bool,
     dim: dict[str, int],
     timeout: float,
@@ -55,6 +56,8 @@ def verify(
 
     if model is not None and static:
         raise BadInput("--model and --static do not go together", hint="--static runs no model")
+    if tensorrt_provider:
+        provider = "tensorrt"
     dims = dim  # checked and sized once, by the --dim declaration (commands/options.py)
     if dims and model is None:
         raise BadInput("--dim sizes the inputs of --model", hint="add --model FILE")

@@ -125,10 +125,32 @@ class Fixes:
             )
         if code == "cuda-context-conflict":
             return (
-                "do not `import pycuda.autoinit` next to ONNX Runtime: create one context (cuda.Device(0)."
-                "make_context()), push it around TensorRT calls and pop it after; or run the engines in "
-                "separate "
-                "processes"
+                "share the device's primary context, which ONNX Runtime and TensorRT use: `import "
+                "pycuda.autoprimaryctx` instead of `import pycuda.autoinit`; or `ctx = cuda.Device(0)."
+                "retain_primary_context()` and `ctx.push()` ... `ctx.pop()` around the TensorRT/pycuda work; or "
+                "use cuda-python (cuDevicePrimaryCtxRetain), cupy or torch, which use the primary context. Not "
+                "`make_context()` with push/pop: that is a second, private context, and its kernels, streams and "
+                "engines break as soon as another thread or library makes the primary context current"
+            )
+        if code == "tensorrt-install-failed":
+            return (
+                f"ortprov apply --python {self.python} --tensorrt  (installs the real TensorRT wheels from "
+                "NVIDIA's index with --only-binary, pinned to a version that installs); behind a firewall: "
+                "--tensorrt-index-url MIRROR (handed to NVIDIA's stubs as WHEEL_STUB_PIP_INDEX_URL too), "
+                "`ortprov download` where the index is reachable then `ortprov apply --wheelhouse DIR`, or "
+                "--tensorrt-libraries system|DIR for a TensorRT already there"
+            )
+        if code == "tensorrt-major-mismatch":
+            return (
+                f"ortprov apply --python {self.python} --tensorrt  (pins the TensorRT major the provider links, "
+                f"e.g. tensorrt-cu13-libs==10.16.1.11 for libnvinfer.so.10); by hand: {p} install "
+                '"tensorrt-cu13-libs<11" --extra-index-url https://pypi.nvidia.com --only-binary tensorrt-cu13-libs'
+            )
+        if code == "tensorrt-engine-cache-stale":
+            return (
+                "delete the engine cache folder (trt_engine_cache_path) or give each TensorRT version / GPU "
+                "model / onnxruntime version its own folder, e.g. trt_engine_cache_path=f'cache/{ort.__version__}-"
+                "{gpu name}'; the first session then builds the engines again (slow once)"
             )
         if code == "no-wheel-for-platform":
             return (

@@ -647,4 +647,7 @@ def analyze_log(text: str, python: str = "python", matrix: Matrix | None = None)
     numbers and messages, GPU compute capabilities, driver floors and builds (without it: names only)."""
     text, cut = bounded(text)
     evidence = read_evidence(text, matrix, cut)
-    return decide_log(evidence, Fixes(python=python, windows=evidence.os == "windows"), matrix)
+    fixes = Fixes(python=python, windows=evidence.os == "windows")
+    from provisioner.doctor.tensorrt import log_findings  # TensorRT's evidence and rules, in their own module
+
+    return drop_generic(merge_findings(decide_log(evidence, fixes, matrix) + log_findings(text, fixes, matrix)))
