@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ from provisioner.platforms import DEFAULT_GLIBC, pip_platform_tags
 from provisioner.versions import at_least, vtuple
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     import requests
     from packaging.tags import Tag
@@ -238,12 +239,18 @@ def index_files(session: requests.Session, index_url: str, name: str) -> list[tu
     return [(filename, digest) for filename, digest in pairs]
 
 
-def pinned_digests(plan: Plan, *, python_exe: str = sys.executable) -> tuple[PinnedRequirement, ...]:
-    """The full resolved set of the plan's install steps for its target, each with its files' sha256."""
+def pinned_digests(
+    plan: Plan, *, python_exe: str = sys.executable, progress: Callable[[str], None] | None = None
+) -> tuple[PinnedRequirement, ...]:
+    """The full resolved set of the plan's install steps for its target, each with its files' sha256.
+    `progress` gets a line per stage and per distribution (the resolve alone takes tens of seconds)."""
+    import time
+
     import requests
 
     from provisioner.render.recipes import PinnedRequirement, render_requirements
 
+    say = progress or (lambda _line: None)
     python, platforms = target_of(plan)
     pip = require_pip(python_exe)
     if not pip_reads_metadata_only(pip):
@@ -251,7 +258,10 @@ def pinned_digests(plan: Plan, *, python_exe: str = sys.executable) -> tuple[Pin
             f"note: pip {pip} downloads every wheel it resolves in full (onnxruntime-gpu and the NVIDIA libraries: "
             f"GBs); pip >= {PIP_METADATA_ONLY} reads only their metadata: `{python_exe} -m pip install -U pip`\n"
         )
+    say(f"hashes: resolving the plan for Python {python} on {platforms[0]} with pip {pip}")
+    started = time.monotonic()
     entries = resolve(render_requirements(plan), python, platforms, python_exe=python_exe)
+    say(f"hashes: {len(entries)} distributions resolved in {time.monotonic() - started:.0f} s; reading their digests")
     installs = [s for s in plan.steps if s.kind == "install"]
     indexes = list(
         dict.fromkeys(
@@ -261,8 +271,9 @@ def pinned_digests(plan: Plan, *, python_exe: str = sys.executable) -> tuple[Pin
     supported = supported_tags(python, platforms)
     pinned = []
     with requests.Session() as session:
-        for entry in entries:
+        for number, entry in enumerate(entries, 1):
             name, version = entry["metadata"]["name"], entry["metadata"]["version"]
+            say(f"hashes: [{number}/{len(entries)}] {name} {version}")
             reported = entry.get("download_info", {}).get("archive_info", {}).get("hashes", {}).get("sha256")
             digests: list[str] = []
             for index in indexes:

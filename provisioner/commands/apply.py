@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from provisioner.commands.options import (
@@ -15,9 +14,10 @@ from provisioner.commands.options import (
     planning_flags_given,
     refuse_beside_saved_plan,
 )
-from provisioner.errors import BadInput
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import typer
 
     from provisioner.facts import HostFacts
@@ -101,6 +101,7 @@ def plan_source(plan_file: Path | None, wheelhouse: Path | None, options: Planni
     A planning flag beside --plan, or a plan file that cannot be read, is refused here, before anything is
     touched."""
     from provisioner.installer.wheelhouse import PLAN_FILE
+    from provisioner.userfiles import read_plan_file
 
     saved: Plan | None = None
     if plan_file is not None:
@@ -134,31 +135,6 @@ def options_for_target(options: PlanningOptions, report: PackagesReport) -> Plan
             return replace(options, python_version=minor)
         return options
     return replace(options, target_python=report.interpreter)
-
-
-def read_plan_file(path: Path) -> Plan:
-    """A plan saved by `ortprov plan --json` (or by `ortprov download` next to its wheels)."""
-    import json
-
-    from provisioner.plan import Plan
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInput(
-            f"plan file {str(path)!r} does not exist",
-            hint="create one with `ortprov plan --json > plan.json`",
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"cannot read plan file {str(path)!r}: {exc}") from None
-    if isinstance(data, dict) and "error" in data and "steps" not in data:
-        raise BadInput(f"plan file {str(path)!r} holds an error, not a plan: {data['error']}")
-    try:
-        return Plan.from_dict(data)
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise BadInput(
-            f"plan file {str(path)!r} is malformed: {exc}", hint="re-create it with `ortprov plan --json`"
-        ) from None
 
 
 def fresh_plan(options: PlanningOptions, command: str, report: PackagesReport | None = None) -> Plan:
@@ -277,6 +253,7 @@ def download(
     from provisioner.commands.options import make_folder
     from provisioner.installer.flow import run_download
     from provisioner.render.apply import Downloaded
+    from provisioner.userfiles import read_plan_file
 
     if plan_file is not None:
         # --python X.Y and --platform say which wheels to fetch; every other planning flag is refused

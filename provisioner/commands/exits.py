@@ -39,7 +39,7 @@ def exit_code(
         # the reader went away (`ortprov plan --json | head -1`): exit quietly, as click does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    error = _error_of(exc, given_path, commands, args or [])
+    error = _error_of(exc, given_path, commands, args or [], verbose)
     if error is None:  # `ortprov` alone: click's help, shown
         return 2
     if isinstance(exc, OSError) and output.stdout_is_broken():
@@ -52,6 +52,7 @@ def _error_of(
     given_path: Callable[[BaseException], BadInput | None] | None,
     commands: Collection[str],
     args: list[str],
+    verbose: bool = False,
 ) -> OrtprovError | None:
     from provisioner.render import output
 
@@ -75,7 +76,7 @@ def _error_of(
     given = given_path(exc) if given_path is not None else None
     if given is not None:
         return given
-    output.traceback_if_asked(exc)
+    output.traceback_if_asked(exc, verbose)
     return InternalError.of(exc)
 
 

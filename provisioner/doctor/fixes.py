@@ -17,6 +17,19 @@ class Fixes:
 
     python: str = "python"
     windows: bool = False
+    # what `ortprov plan` and `apply` need beside --python on this host for the suggested command to work as
+    # written: " --driver none" where the host has no driver (plan refuses it otherwise, exit 3)
+    plan_flags: str = ""
+
+    @property
+    def apply(self) -> str:
+        """`ortprov apply` for this target, as it runs here."""
+        return f"ortprov apply --python {self.python}{self.plan_flags}"
+
+    @property
+    def plan(self) -> str:
+        """`ortprov plan` for this target, as it runs here."""
+        return f"ortprov plan --python {self.python}{self.plan_flags}"
 
     @property
     def pip(self) -> str:
@@ -26,14 +39,14 @@ class Fixes:
         p = self.pip
         if code == "cudnn-missing":
             return (
-                f"ortprov apply --python {self.python}  (installs the cuDNN wheel the plan pins); by hand: "
+                f"{self.apply}  (installs the cuDNN wheel the plan pins); by hand: "
                 f'{p} install "onnxruntime-gpu[cuda,cudnn]" and call onnxruntime.preload_dlls() before '
                 "creating the session"
             )
         if code == "cuda-library-missing":
             name = library or "CUDA"
             return (
-                f"ortprov apply --python {self.python}  (installs the {name} wheel the plan pins); by hand: "
+                f"{self.apply}  (installs the {name} wheel the plan pins); by hand: "
                 f'{p} install "onnxruntime-gpu[cuda,cudnn]" and call onnxruntime.preload_dlls()'
             )
         if code == "library-not-on-path":
@@ -43,18 +56,18 @@ class Fixes:
                 else "export LD_LIBRARY_PATH=<folder holding the library>:$LD_LIBRARY_PATH"
             )
             return (
-                f"ortprov apply --python {self.python}  (installs the loader hook: a plain `import onnxruntime` "
+                f"{self.apply}  (installs the loader hook: a plain `import onnxruntime` "
                 f"then finds the NVIDIA wheels' libraries); in code: call onnxruntime.preload_dlls() before "
                 f"creating the session; or {by_hand}"
             )
         if code == "loader-hook-failed":
             return (
                 f"ortprov verify --python {self.python} --json  shows the hook's status (loader_hook); "
-                f"`ortprov apply --python {self.python}` rewrites the hook"
+                f"`{self.apply}` rewrites the hook"
             )
         if code == "tensorrt-missing":
             return (
-                f"ortprov apply --python {self.python} --tensorrt  (installs the TensorRT packages the build's "
+                f"{self.apply} --tensorrt  (installs the TensorRT packages the build's "
                 "provider was built against; `ortprov plan --tensorrt` names them), or drop "
                 "TensorrtExecutionProvider and use CUDAExecutionProvider"
             )
@@ -81,28 +94,25 @@ class Fixes:
             return (
                 "upgrade the NVIDIA driver to one that supports the build's CUDA version, or install a "
                 "build for the "
-                f"CUDA your driver has: ortprov plan --python {self.python} (it reads the driver) then "
+                f"CUDA your driver has: {self.plan} (it reads the driver) then "
                 "ortprov apply"
             )
         if code == "cpu-package-only":
-            return (
-                f"ortprov apply --python {self.python}  (or: {p} uninstall -y onnxruntime && "
-                f"{p} install onnxruntime-gpu)"
-            )
+            return f"{self.apply}  (or: {p} uninstall -y onnxruntime && {p} install onnxruntime-gpu)"
         if code == "cpu-and-gpu-installed":
             return (
                 f"{p} uninstall -y onnxruntime onnxruntime-gpu && {p} install onnxruntime-gpu  "
-                f"(or ortprov apply --python {self.python}, which does exactly this)"
+                f"(or {self.apply}, which does exactly this)"
             )
         if code == "cuda-major-mismatch":
             return (
-                f"ortprov plan --python {self.python}  picks the build for the CUDA major you have; "
+                f"{self.plan}  picks the build for the CUDA major you have; "
                 f"ortprov apply installs it (or install torch/NVIDIA wheels for the build's CUDA major)"
             )
         if code == "unsupported-gpu-arch":
             return (
-                "this build has no kernels for the GPU's compute capability: ortprov plan --python "
-                f"{self.python} chooses a build that supports it (newer GPUs need newer builds, older GPUs "
+                "this build has no kernels for the GPU's compute capability: "
+                f"{self.plan} chooses a build that supports it (newer GPUs need newer builds, older GPUs "
                 "older ones)"
             )
         if code == "msvc-runtime-missing":
@@ -110,7 +120,7 @@ class Fixes:
         if code == "zlibwapi-missing":
             return (
                 "zlibwapi.dll is needed by older cuDNN releases on Windows; newer ones bundle zlib: "
-                f"ortprov apply --python {self.python}  (installs the cuDNN wheel the plan pins), or put "
+                f"{self.apply}  (installs the cuDNN wheel the plan pins), or put "
                 "zlibwapi.dll next to the cuDNN DLLs"
             )
         if code == "gpu-out-of-memory":
@@ -150,7 +160,7 @@ class Fixes:
             )
         if code == "no-wheel-for-platform":
             return (
-                f"ortprov plan --python {self.python}  lists the platforms and Pythons each build has "
+                f"{self.plan}  lists the platforms and Pythons each build has "
                 "wheels for; "
                 "use a supported Python (e.g. via `uv venv --python 3.12`) or Linux x86_64/aarch64 or "
                 "Windows x64"
@@ -173,10 +183,10 @@ class Fixes:
                 "cuDNN or a CUDA library not on the loader path)"
             )
         if code == "onnxruntime-not-installed":
-            return f"ortprov apply --python {self.python}  (or: {p} install onnxruntime-gpu)"
+            return f"{self.apply}  (or: {p} install onnxruntime-gpu)"
         if code == "package-files-missing":
             return (
-                f"ortprov apply --python {self.python}  (removes onnxruntime and installs it afresh); by hand: "
+                f"{self.apply}  (removes onnxruntime and installs it afresh); by hand: "
                 f"{p} uninstall -y onnxruntime onnxruntime-gpu && {p} install onnxruntime-gpu"
             )
         if code == "gpu-results-differ":

@@ -47,12 +47,15 @@ def diagnose(
     log: str | None = None,
     plan: Plan | NoCompatiblePlan | None = None,
     matrix: Matrix | None = None,
+    plan_flags: str = "",
 ) -> list[Finding]:
     """All findings, merged per code and sorted, most important first. `matrix`: which CUDA libraries a
-    build needs and the CUDA error numbers in logs (without it, only cuDNN is checked in the facts)."""
+    build needs and the CUDA error numbers in logs (without it, only cuDNN is checked in the facts).
+    `plan_flags`: what `ortprov plan`/`apply` need beside --python here (" --driver none" on a host without a
+    driver, where `plan` is the plan those flags make): every command a fix suggests works as written."""
     python = facts.python.executable if facts and facts.python else (report.python if report else "python")
     windows = bool(facts and facts.platform.os == "windows") or bool(report and report.python.lower().endswith(".exe"))
-    fixes = Fixes(python=python, windows=windows)
+    fixes = Fixes(python=python, windows=windows, plan_flags=plan_flags)
     found: list[Finding] = []
     if facts is not None:
         found += _from_facts(facts, report, fixes, matrix)
@@ -60,13 +63,13 @@ def diagnose(
         found += _from_report(report, facts, fixes, matrix)
     if log:
         found += analyze_log(log, python=python, matrix=matrix)
-    if isinstance(plan, NoCompatiblePlan):
+    if isinstance(plan, NoCompatiblePlan) and plan.rejected:  # none rejected: no driver (its own finding)
         found += _from_no_plan(plan, fixes)
     if facts is not None and matrix is not None:
         found = [_with_gpu_code_fix(f, facts, matrix, fixes.python) for f in found]
     findings = merge_findings(found)
     if isinstance(plan, Plan):
-        findings = [_with_plan_fix(f, plan, python) for f in findings]
+        findings = [_with_plan_fix(f, plan, python, plan_flags) for f in findings]
     return findings
 
 
@@ -111,7 +114,7 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
                 "error",
                 "onnxruntime is not installed in the target",
                 (f"python: {facts.python.executable if facts.python else 'unknown'}",),
-                f"ortprov apply --python {fixes.python}",
+                f"{fixes.apply}",
             )
         )
     else:
@@ -202,7 +205,7 @@ def _incomplete_findings(facts: HostFacts, fixes: Fixes) -> list[Finding]:
                 f"{first.name} {first.version} is installed, but files it installed are missing: onnxruntime is "
                 "broken until it is installed afresh",
                 tuple(f"{d.name} {d.version}: {d.missing_files}" for d in flavours),
-                f"ortprov apply --python {fixes.python}  (removes it and installs it afresh); by hand: "
+                f"{fixes.apply}  (removes it and installs it afresh); by hand: "
                 f"{fixes.pip} install --force-reinstall --no-deps {by_hand}",
             )
         )
@@ -427,7 +430,7 @@ def _from_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list[
                 "error",
                 "onnxruntime is not installed in the target",
                 evidence,
-                f"ortprov apply --python {fixes.python}",
+                f"{fixes.apply}",
             )
         ]
     if kind in ("library-missing", "library-not-on-path"):
@@ -595,7 +598,7 @@ _PLAN_FIXED = frozenset(
 )
 
 
-def _with_plan_fix(finding: Finding, plan: Plan, python: str) -> Finding:
+def _with_plan_fix(finding: Finding, plan: Plan, python: str, plan_flags: str = "") -> Finding:
     """Where the plan's steps fix the finding, show them as the exact commands."""
     if finding.code not in _PLAN_FIXED or not plan.steps:
         return finding
@@ -603,7 +606,7 @@ def _with_plan_fix(finding: Finding, plan: Plan, python: str) -> Finding:
         " ".join(_quote(a) for a in step_argv(s, "pip", python)) for s in plan.steps if s.runs_installer
     )
     hook = " and installs the loader hook" if any(s.kind == LOADER_HOOK for s in plan.steps) else ""
-    fix = f"ortprov apply --python {python}  (runs: {commands}{hook})"
+    fix = f"ortprov apply --python {python}{plan_flags}  (runs: {commands}{hook})"
     return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
 
 

@@ -22,11 +22,11 @@ from provisioner.facts import (
     PlatformInfo,
     PythonInfo,
     RuntimeEnvironment,
-    load_host_file,
 )
 from provisioner.findings import CODES, Finding
 from provisioner.matrix.load import load_matrix
 from provisioner.plan import Plan, Rejection, Step
+from provisioner.userfiles import read_host_file
 from provisioner.verify.report import (
     Comparison,
     Failure,
@@ -458,7 +458,7 @@ def test_root_cause_comes_first():
     ],
 )
 def test_host_files(name: str, expected: list[str]):
-    findings = diagnose(load_host_file(HOSTS / name))
+    findings = diagnose(read_host_file(HOSTS / name))
     assert codes(findings) == expected
     for finding in findings:
         assert finding.evidence and finding.fix
@@ -467,7 +467,7 @@ def test_host_files(name: str, expected: list[str]):
 @pytest.mark.parametrize("name", ["linux-rtx3090.json", "windows-gtx1660super.json"])
 def test_seed001_hosts_with_a_slow_gpu_report(name: str):
     """Seed 001: the GPU was slower than the CPU. The machine state alone is healthy; the timings say it."""
-    facts = load_host_file(HOSTS / name)
+    facts = read_host_file(HOSTS / name)
     assert diagnose(facts) == []
     slow = report()
     check = dataclasses.replace(slow.checks[0], gpu=Timing(0.9, 0.5, 2.57, 20), cpu=Timing(0.1, 0.1, 1.18, 20))
@@ -476,7 +476,7 @@ def test_seed001_hosts_with_a_slow_gpu_report(name: str):
 
 def test_every_host_file_diagnoses_without_error():
     for path in sorted(HOSTS.glob("*.json")):
-        for finding in diagnose(load_host_file(path)):
+        for finding in diagnose(read_host_file(path)):
             assert finding.code in CODES, path.name
 
 

@@ -33,6 +33,7 @@ CORE = (
     "provisioner.platforms",
     "provisioner.serde",
     "provisioner.versions",
+    "provisioner.validate",
     "provisioner.findings",
     "provisioner.doctor",
     "provisioner.matrix.model",
@@ -53,6 +54,7 @@ EDGES = (
     "provisioner.wheelfacts",
     "provisioner.matrix.refresh",
     "provisioner.matrix.load",
+    "provisioner.userfiles",
     "provisioner.tune.runner",
     "provisioner.tune.child",
 )
@@ -198,7 +200,7 @@ def _violations(importer_layer: str, allowed: set[str], forbidden_external: tupl
 def test_the_reader_sees_the_imports_this_test_is_about() -> None:
     """The rules below read what they should: lazy imports count, type-only ones do not."""
     assert {"provisioner.planner", "provisioner.probe"} <= GRAPH["provisioner.commands.planning"]  # in functions
-    assert {"provisioner.matrix.load", "provisioner.render.output"} <= GRAPH["provisioner.commands.plan"]
+    assert {"provisioner.matrix.load", "provisioner.render.output"} <= GRAPH["provisioner.commands.planning"]
     assert "typer" in GRAPH["provisioner.cli"] and "provisioner.commands.options" in GRAPH["provisioner.commands.plan"]
     assert "provisioner.verify.report" not in GRAPH["provisioner.render.verify"]  # under TYPE_CHECKING
     assert _layer("provisioner.verify.report") == "core" and _layer("provisioner.verify.runner") == "edge"

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from provisioner.errors import NoCompatiblePlan
-from provisioner.facts import DriverInfo, Gpu, HostFacts, PlatformInfo, PythonInfo, load_host_file
+from provisioner.facts import DriverInfo, Gpu, HostFacts, PlatformInfo, PythonInfo
 from provisioner.matrix.load import load_matrix
 from provisioner.matrix.query import build_gpu_code, builds_for, find_build, gpu_code_for
 from provisioner.plan import Plan, Request
 from provisioner.planner import make_plan
+from provisioner.userfiles import read_host_file
 from tests.support.cli import run_ortprov
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ def test_tensorrt_on_aarch64_where_the_wheels_ship_no_tensorrt_provider() -> Non
 
 
 def test_torch_cu12_with_a_cuda_13_driver_gets_the_cuda_12_build_that_reuses_its_libraries() -> None:
-    h = load_host_file(HOSTS / "linux-l4-driver580-torch28-cu12.json")
+    h = read_host_file(HOSTS / "linux-l4-driver580-torch28-cu12.json")
     p = plan(h)
     assert p.cuda_version.startswith("12.")
     assert ("nvidia-cudnn-cu12", "9.10.2.21") in {(pin.package, pin.version) for pin in p.pins}
@@ -184,7 +185,7 @@ def test_torch_cu12_with_a_cuda_13_driver_gets_the_cuda_12_build_that_reuses_its
 
 
 def test_a_cuda_12_toolkit_with_system_libraries_gets_a_cuda_12_build() -> None:
-    h = load_host_file(HOSTS / "linux-rtx4090-driver580-cuda12.8-toolkit.json")
+    h = read_host_file(HOSTS / "linux-rtx4090-driver580-cuda12.8-toolkit.json")
     p = plan(h, cuda_libraries="system")
     assert p.cuda_version.startswith("12.") and p.pins == ()
     assert "needs libcublasLt.so.13, libcublas.so.13" in rejection(p, "1.31.1")
@@ -192,7 +193,7 @@ def test_a_cuda_12_toolkit_with_system_libraries_gets_a_cuda_12_build() -> None:
 
 
 def test_system_libraries_that_no_build_finds_exit_3_explaining() -> None:
-    h = load_host_file(HOSTS / "linux-rtx4090-driver580-cuda12.8-toolkit.json")
+    h = read_host_file(HOSTS / "linux-rtx4090-driver580-cuda12.8-toolkit.json")
     no_cudnn = HostFacts(**{**h.__dict__, "libraries": tuple(x for x in h.libraries if x.library != "cudnn")})
     error = no_plan(no_cudnn, cuda_libraries="system")
     assert "needs cuDNN" in rejection(error, "1.31.1") or "needs cuDNN" in " ".join(r.reason for r in error.rejected)

@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from provisioner.errors import BadInput, NoCompatiblePlan
-from provisioner.facts import Gpu, HostFacts, LibraryHit, MissingFiles, OrtDist, load_host_file
+from provisioner.facts import Gpu, HostFacts, LibraryHit, MissingFiles, OrtDist
+from provisioner.matrix.model import Matrix, OrtBuild
 from provisioner.plan import Plan, Request
 from provisioner.planner import driver_cuda_version, make_plan, retarget
 from provisioner.render.recipes import render
+from provisioner.userfiles import read_host_file
 from provisioner.versions import at_least, vtuple
 from tests.unit.matrix_fixtures import CUDA12_FEED, MATRIX, host, with_cpu_ort, with_torch
 
@@ -570,7 +572,7 @@ def _host_files() -> list[Path]:
 
 @pytest.mark.parametrize("path", _host_files(), ids=lambda p: p.name)
 def test_saved_hosts_get_a_plan_or_every_reason(path: Path) -> None:
-    h = load_host_file(path)
+    h = read_host_file(path)
     try:
         p = make_plan([h], MATRIX, Request())
     except NoCompatiblePlan as exc:
