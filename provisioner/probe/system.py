@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import platform
 import re
-import subprocess
 from pathlib import Path
 
+from provisioner import childproc
 from provisioner.facts import PlatformInfo, RuntimeEnvironment
 
 _GLIBC = re.compile(r"\b(?:glibc|GLIBC|GNU libc)[^\d]*(\d+\.\d+)")
@@ -61,8 +61,8 @@ def glibc_version() -> str | None:
     if found:
         return found
     try:
-        completed = subprocess.run(["ldd", "--version"], capture_output=True, text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
+        completed = childproc.run(["ldd", "--version"], timeout=5)
+    except OSError:
         return None
     return parse_ldd_version(completed.stdout or completed.stderr)
 

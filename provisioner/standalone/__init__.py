@@ -13,6 +13,7 @@
                         (bin/derive_release.py and `matrix update` over every wheel)
     libnames.py         shared: the one table of CUDA library names
     tensor_types.py     shared: onnxruntime's tensor types and the numpy dtypes that feed them
+    protocol.py         shared: how a program answers ortprov (JSON messages after one marker; childproc.py reads)
 
 Every program imports its siblings with the same lines:
 
