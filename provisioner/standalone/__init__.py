@@ -2,11 +2,11 @@
 
     verify_child.py     in the target interpreter: proves a GPU session (provisioner/verify/runner.py)
     tune_child.py       in the target interpreter: times a model's sessions, one request at a time
-                        (provisioner/tune/runner.py)
+                        (provisioner/tune/measure.py)
     packages_probe.py   in the target interpreter: what it is and holds (provisioner/probe/target.py)
     cuda_order.py       asks the CUDA driver for its device order (provisioner/probe/cuda_order.py)
     check_cuda_libs.py  in a Docker build: every CUDA library resolves (the Dockerfile recipe embeds it)
-    loader_hook.py      in the target's site-packages as _ortprov_loader (provisioner/installer/loader_hook.py)
+    loader_hook.py      in the target's site-packages as _ortprov_loader (provisioner/installer/hook_files.py)
     elf.py              shared: the one ELF reader (DT_NEEDED, RPATH, RUNPATH, SONAME, the section table)
     pe.py               shared: the one PE reader (sections, imported and delay-loaded DLLs)
     fatbin.py           shared: a CUDA library's GPU code (kernels, PTX) and needs, in one front-to-back pass

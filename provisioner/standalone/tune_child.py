@@ -1,7 +1,7 @@
 """ortprov tune child: time one model's sessions inside the TARGET interpreter, one request at a time, and check
 that each variant gives the reference's answers.
 
-Run as `TARGET_PYTHON tune_child.py` by provisioner/tune/runner.py. Standard library + onnxruntime + numpy (and
+Run as `TARGET_PYTHON tune_child.py` by provisioner/tune/measure.py. Standard library + onnxruntime + numpy (and
 PIL or cv2 only to read the user's images); Python 3.8+. It decides nothing: the parent says what to run, it runs
 it and reports every timing and every comparison. After importing onnxruntime it writes a `ready` event; then it
 reads one JSON request per line on stdin and answers with JSON events, one per line, on the real stdout (anything
