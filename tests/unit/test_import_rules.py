@@ -28,7 +28,7 @@ CORE = (
     "provisioner.errors",
     "provisioner.facts",
     "provisioner.plan",
-    "provisioner.planner",
+    "provisioner.planner",  # the package: make_plan and one module per step (judge, preference, pins, steps, ...)
     "provisioner.closure",
     "provisioner.platforms",
     "provisioner.serde",
@@ -206,6 +206,27 @@ def test_the_reader_sees_the_imports_this_test_is_about() -> None:
     assert _layer("provisioner.verify.report") == "core" and _layer("provisioner.verify.runner") == "edge"
     assert _layer("provisioner.tune.analysis") == "core" and _layer("provisioner.tune.measure") == "edge"
     assert "provisioner.tune.explain" in GRAPH["provisioner.tune.analysis"]
+
+
+def test_the_planner_package_imports_no_more_than_planner_py_did() -> None:
+    """planner.py became the package planner/ (issue 24): the fast path of `ortprov plan` must not import more for
+    it. Outside itself, the package imports what the one module did (run-time imports; annotations do not count)."""
+    before = {
+        "__future__",
+        "dataclasses",
+        "provisioner.closure",
+        "provisioner.errors",
+        "provisioner.facts",
+        "provisioner.matrix.model",
+        "provisioner.matrix.query",
+        "provisioner.plan",
+        "provisioner.standalone.libnames",
+        "provisioner.versions",
+    }
+    package = [module for module in GRAPH if _in(module, ("provisioner.planner",))]
+    assert len(package) > 1 and all(_layer(module) == "core" for module in package)
+    outside = {target for module in package for target in GRAPH[module] if not _in(target, ("provisioner.planner",))}
+    assert outside <= before, outside - before
 
 
 def test_no_import_circles() -> None:
