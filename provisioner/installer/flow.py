@@ -39,8 +39,9 @@ from provisioner.installer.events import (
     VerifyEnded,
     VerifyStarted,
 )
+from provisioner.installer.predict import dry_run
 from provisioner.installer.steps import commands_for, with_sources
-from provisioner.installer.transaction import ApplyFailed, Execution, apply_plan, dry_run, locked
+from provisioner.installer.transaction import ApplyFailed, Execution, apply_plan, locked
 from provisioner.plan import LOADER_HOOK, Plan, requirement_name, step_environment
 
 if TYPE_CHECKING:

@@ -1,6 +1,7 @@
-"""Carry out a plan in one target, all or nothing: predict, confirm, snapshot, run each step, restore
-on any failure. What happens is told to the listener as events (installer/events.py); what was done is
-returned (ApplyResult), a failure raised (ApplyFailed, with what was done and restored)."""
+"""Carry out a plan in one target, all or nothing: lock, predict, confirm, snapshot, run each step, check, then
+commit or restore on any failure. What happens is told to the listener as events (installer/events.py); what was
+done is returned (ApplyResult), a failure raised (ApplyFailed, with what was done and restored). What an earlier
+apply left is settled by installer/recovery.py, the prediction and the dry run are installer/predict.py's."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import errno
 import os
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,13 +36,13 @@ from provisioner.installer.events import (
     StepSkipped,
     StepStarted,
 )
-from provisioner.installer.lock import UV_LOCK, ApplyLock, Busy, remove_unheld
+from provisioner.installer.lock import UV_LOCK, ApplyLock, Busy
 from provisioner.installer.lock import acquire as acquire_lock
-from provisioner.installer.steps import Command, dry_run_argv, parse_dry_run
+from provisioner.installer.predict import diff, hook_work, predict
+from provisioner.installer.recovery import listing, settle, unchanged
 from provisioner.installer.venv import Distributions, Target, distributions
 from provisioner.plan import (
     LOADER_HOOK,
-    REMOVE_LOADER_HOOK,
     canonical,
     requirement_name,
     step_environment,
@@ -53,8 +54,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from provisioner.installer.events import Listener
+    from provisioner.installer.steps import Command
 
-__all__ = ["UNKNOWN_CHANGES", "ApplyFailed", "ApplyResult", "Change", "Execution", "StepRun", "apply_plan", "dry_run"]
+__all__ = ["UNKNOWN_CHANGES", "ApplyFailed", "ApplyResult", "Change", "Execution", "StepRun", "apply_plan"]
 
 
 class ApplyFailed(OrtprovError):
@@ -67,12 +69,6 @@ class ApplyFailed(OrtprovError):
         self.result = result
         self.output = output
         self.exit_code = exit_code
-
-
-def diff(before: Distributions, after: Distributions) -> tuple[Change, ...]:
-    """Distributions added, removed or changed between two sets."""
-    names = sorted(set(before) | set(after))
-    return tuple(Change(n, before.get(n), after.get(n)) for n in names if before.get(n) != after.get(n))
 
 
 @dataclass(frozen=True)
@@ -91,50 +87,6 @@ class Execution:
 
     def tell(self, event: Any) -> None:
         self.listener.tell(event)
-
-
-def predict(commands: list[Command], installed: Distributions, execution: Execution, dry_run: bool) -> str | tuple:
-    """What the steps would change, from the installers' own dry runs: the changes, or (a string) why that
-    cannot be known (UNKNOWN_CHANGES).
-
-    pip before 25.3 downloads every wheel in a dry run (pypa/pip#12603): its prediction is only asked for
-    under `--dry-run`; the real run then says what changed afterwards.
-    """
-    from provisioner.hashes import pip_reads_metadata_only  # the one home of pip's version facts
-
-    if execution.tool not in ("uv", "pip"):
-        return "conda"
-    if execution.tool == "pip" and not dry_run and not pip_reads_metadata_only(installed.get("pip", "0")):
-        return "no-dry-run"
-    after = dict(installed)
-    removed: Distributions = {}
-    reinstalled: list[Change] = []
-    for command in commands:
-        if command.skipped or command.step.done_by_ortprov:
-            continue
-        if command.step.kind == "uninstall":
-            for name in command.step.packages:
-                removed[canonical(name)] = after.pop(canonical(name), "")
-            continue
-        argv = dry_run_argv(command, execution.tool)
-        result = run_command(argv, env={**(execution.env or {}), **step_environment(command.step)})
-        if not result.ok and "no such option" in result.output:
-            return "no-dry-run"  # a pip older than 22.2
-        if not result.ok:
-            raise OrtprovError(
-                f"the installer's dry run of step {command.number} failed: {diagnose(result)}; nothing was changed",
-                hint="\n" + tail(result.output) if result.output else None,
-            )
-        try:
-            after.update(parse_dry_run(execution.tool, result.output))
-        except ValueError:
-            return "no-dry-run"
-        # the dry run ran before the removals: what it found satisfied, a removed distribution, is installed again
-        for name in map(requirement_name, command.step.packages):
-            if name in removed and name not in after:
-                after[name] = removed[name]
-                reinstalled.append(Change(name, removed[name], removed[name]))
-    return tuple(sorted((*diff(installed, after), *reinstalled), key=lambda change: change.name))
 
 
 @dataclass(frozen=True)
@@ -185,99 +137,6 @@ def locked(prefix: str, python: str, listener: Listener, *, dry_run: bool = Fals
                 lock.release()
 
 
-def unchanged(session: Session | None) -> str:
-    """How an apply that stopped before its first step says what it changed: nothing, or (it recovered an
-    earlier apply first) only that."""
-    if session is not None and session.recovered:
-        return "an earlier apply's snapshot was restored first, and nothing else was changed"
-    return "nothing was changed"
-
-
-def settle(prefix: str, guard: SignalGuard, dry_run: bool, listener: Listener) -> tuple[tuple[str, ...], bool]:
-    """Deal with what an earlier apply left in the target, as docs/transaction.md says; (notes, restored).
-
-    The same journal gets the same words in a dry run (what the next apply does) and in an apply (what it did)."""
-    left = snapshot.leftover(prefix)
-    if left.kind == "none":
-        return (), False
-    pid = left.journal.pid if left.journal is not None else None
-    who = f"an earlier apply (pid {pid})" if pid else "an earlier apply"
-    root = left.root
-    ended = left.journal.ended if left.journal is not None else None
-    # what became of it: killed (its journal says nothing more), or failed and could not restore everything
-    # what became of it: killed (its journal says nothing more), or stopped and could not restore everything
-    fate = (
-        f"stopped ({ended}) and its restore could not put everything back" if ended else "was killed before it finished"
-    )
-    if left.kind == "damaged":
-        faults.reached("recovering")
-        why = (
-            f"its journal says the snapshot is complete, but {left.missing} entries are missing from it"
-            if left.missing
-            else "its journal cannot be read (damaged, or written by another version of ortprov)"
-        )
-        raise OrtprovError(
-            f"{who} left {root}, which cannot be restored: {why}",
-            hint=f"check the environment with `ortprov doctor`, then remove {root} by hand and run again",
-        )
-    if dry_run:
-        said = {
-            "leftover": f"{who} left {root} behind while removing it; the next apply removes it",
-            "incomplete": f"{who} was killed while taking its snapshot, before it changed anything; "
-            "the next apply removes that partial snapshot",
-            "complete": f"{who} {fate}; the next apply restores its snapshot first",
-        }[left.kind]
-        listener.tell(Said(said))
-        return (said,), False
-    faults.reached("recovering")
-    if left.kind in ("leftover", "incomplete"):
-        with guard.held():
-            snapshot.discard(root)
-        said = (
-            f"{who} left {root} behind while removing it; it was removed"
-            if left.kind == "leftover"
-            else f"{who} was killed while taking its snapshot, before it changed anything; that partial "
-            "snapshot was removed"
-        )
-        listener.tell(Said(said))
-        return (said,), False
-    assert left.journal is not None
-    with guard.held():
-        restored = snapshot.restore(left.journal.trees)
-        if not restored.failed:
-            snapshot.discard(root)
-            if not left.journal.uv_lock_existed:
-                remove_unheld(Path(prefix) / UV_LOCK)
-    if restored.failed:
-        raise OrtprovError(
-            f"{who} {fate}; restoring its snapshot could not put back "
-            f"{len(restored.failed)} paths: {_listing(restored.failed)}",
-            hint="make those paths writable (chattr -i, or as their owner), then run again: the snapshot is kept",
-        )
-    said = f"{who} {fate}; its snapshot was restored"
-    listener.tell(Said(said))
-    return (said,), True
-
-
-def _listing(paths: tuple[str, ...] | list[str], shown: int = snapshot.BLOCKED_SHOWN) -> str:
-    more = f" (and {len(paths) - shown} more)" if len(paths) > shown else ""
-    return "; ".join(paths[:shown]) + more
-
-
-def hook_work(command: Command, target: Target, execution: Execution) -> list[str]:
-    """What an ortprov step (the loader hook) would write or remove in the target; empty: nothing to do."""
-    if command.step.kind == LOADER_HOOK:
-        if execution.hook_files is None:
-            raise OrtprovError("internal error: the loader hook's files were not prepared")
-        if not target.site_packages:  # a venv still to be created: every file
-            return list(execution.hook_files)
-        return hook_files.pending(target.site_packages, execution.hook_files)
-    if command.step.kind == REMOVE_LOADER_HOOK:
-        present = bool(target.site_packages) and hook_files.installed(target.site_packages)
-        return [hook_files.PTH_FILE, hook_files.PACKAGE_DIR + "/"] if present else []
-    raise OrtprovError(f"internal error: ortprov does not carry out {command.step.kind!r} steps")
-
-
 def carry_out(command: Command, target: Target, execution: Execution) -> tuple[list[str], str]:
     """Do an ortprov step (write or remove the loader hook): (the files it changed, what it says)."""
     if command.step.kind == LOADER_HOOK:
@@ -286,51 +145,6 @@ def carry_out(command: Command, target: Target, execution: Execution) -> tuple[l
         return written, (f"wrote {', '.join(written)} in {target.site_packages}" if written else "already up to date")
     removed = hook_files.remove(target.site_packages)
     return removed, (f"removed {', '.join(removed)} from {target.site_packages}" if removed else "not installed")
-
-
-def dry_run(
-    commands: list[Command],
-    target: Target,
-    installed: Distributions,
-    execution: Execution,
-    session: Session | None,
-    create_venv: str | None = None,
-    create_python: str | None = None,
-) -> ApplyResult:
-    """What the real run would do, from the same commands, stopping before the first change: each step's
-    command (or why it is skipped, or what ortprov's own step would change) and the predicted changes."""
-    start = time.monotonic()
-    with session.guard.interruptible() if session is not None else contextlib.nullcontext():
-        predicted = "new-venv" if create_venv else predict(commands, installed, execution, dry_run=True)
-        hooks = {c.number: hook_work(c, target, execution) for c in commands if c.step.done_by_ortprov}
-    steps = []
-    for c in commands:
-        detail = None
-        if c.number in hooks:
-            detail = f"would change {', '.join(hooks[c.number])}" if hooks[c.number] else "already up to date"
-        summary = step_summary(c.step) if c.step.done_by_ortprov else None
-        steps.append(
-            StepRun(
-                c.number,
-                c.step.kind,
-                c.argv,
-                skipped=c.skipped,
-                packages=c.step.packages,
-                detail=f"{summary}: {detail}" if summary else None,
-            )  # fmt: skip
-        )
-    return ApplyResult(
-        "dry-run",
-        python=target.python,
-        installer=execution.tool,
-        steps=tuple(steps),
-        changes=predicted if isinstance(predicted, tuple) else (),
-        prediction="known" if isinstance(predicted, tuple) else predicted,
-        seconds=time.monotonic() - start,
-        notes=session.notes if session is not None else (),
-        create_venv=create_venv,
-        create_python=create_python,
-    )
 
 
 def apply_plan(
@@ -399,100 +213,133 @@ def _transaction(
     """Snapshot, steps, check, then commit or restore (docs/transaction.md: the states). Signals cut short only
     the interruptible parts; everything after them runs to its end and says what happened."""
     guard, lock = session.guard, session.lock
-    runs: list[StepRun] = []
+    progress = _Progress()
     taken: snapshot.Snapshot | None = None
-    failure: str | None = None
-    output = ""
     exit_code = 1
     # uv's `.lock`, as it was before this apply (its dry runs may have made one since)
     uv_lock_existed = lock.uv_lock_existed if lock is not None else (Path(target.prefix) / UV_LOCK).exists()
     verifying = False
-    changing = False  # a step started: from here on, a failure restores
-    own: list[str] = []
-    total = len(commands)
     try:
         with guard.interruptible():
             faults.reached("planned")
-            try:
-                taken = snapshot.take(
-                    target.prefix, target.install_dirs, installed, held=guard.held, uv_lock_existed=uv_lock_existed
-                )
-            except OSError as exc:
-                raise _SnapshotFailed(exc, target.prefix) from None
+            taken = _take_snapshot(target, installed, guard, uv_lock_existed)
             execution.tell(SnapshotTaken(taken.files, target.prefix, taken.linked, taken.seconds))
             faults.reached("snapshot-taken")
             blocked = _relevant(taken.blocked, target, touched)
             if blocked:
-                failure = f"cannot change {len(blocked)} paths the plan touches: {_listing(blocked)}"
-            for command in [] if blocked else commands:
-                step = command.step
-                if command.skipped:
-                    execution.tell(StepSkipped(command.number, total, step.kind, step.packages, command.skipped))
-                    runs.append(StepRun(command.number, step.kind, (), skipped=command.skipped))
-                    continue
-                changing = True
-                if step.done_by_ortprov:
-                    changed, did = carry_out(command, target, execution)
-                    own += changed
-                    execution.tell(OwnStepDone(command.number, total, step_summary(step), did))
-                    runs.append(StepRun(command.number, step.kind, (), 0, detail=did))
-                    faults.reached("hook-written")
-                    continue
-                execution.tell(StepStarted(command.number, total, step.kind, step.packages, command.argv))
-                began = time.monotonic()
-
-                def started(pid: int) -> None:
-                    if lock is not None:
-                        lock.note_installer(pid)
-                    faults.reached("installer-started")
-
-                result: CommandResult = run_command(
-                    list(command.argv),
-                    echo=(lambda line: execution.tell(InstallerLine(line))) if execution.verbose else None,
-                    env={**(execution.env or {}), **step_environment(step)},
-                    pass_fds=session.installer_fds(),
-                    on_start=started,
-                    watch=execution.listener.watch,
-                )
-                if lock is not None:
-                    lock.note_installer(None)
-                faults.reached("installer-finished")
-                seconds = time.monotonic() - began
-                runs.append(StepRun(command.number, step.kind, command.argv, result.returncode, seconds))
-                if not result.ok:
-                    failure = f"step {command.number} ({step.kind}) failed: {diagnose(result)}"
-                    output = result.output
-                    break
-                execution.tell(StepFinished(seconds))
-            if failure is None and execution.check is not None:
+                progress.failure = f"cannot change {len(blocked)} paths the plan touches: {listing(blocked)}"
+            else:
+                _run_steps(commands, target, execution, session, progress)
+            if progress.failure is None and execution.check is not None:
                 verifying = True
-                failure = execution.check()
+                progress.failure = execution.check()
                 faults.reached("verified")
     except Interrupted as exc:
-        failure = f"interrupted by {exc}" + (" during verification" if verifying else "")
+        progress.failure = f"interrupted by {exc}" + (" during verification" if verifying else "")
         exit_code = 128 + exc.signum
     except _SnapshotFailed as exc:
-        failure = str(exc)
+        progress.failure = str(exc)
     except Exception as exc:  # noqa: BLE001 - any failure must restore the environment
-        failure = f"ortprov failed: {_cause(exc)}"
+        progress.failure = f"ortprov failed: {_cause(exc)}"
     # from here on, signals are only recorded: the apply ends in one of two states and says which
     concerned = plan_names(commands)
-    if failure is None and taken is not None:
-        return _commit(taken, target, installed, runs, start, base, session, concerned, tuple(own), execution)
+    if progress.failure is None and taken is not None:
+        return _commit(
+            taken, target, installed, progress.runs, start, base, session, concerned, tuple(progress.own), execution
+        )
     return _roll_back(
-        failure or "failed",
-        output,
+        progress.failure or "failed",
+        progress.output,
         exit_code,
-        taken if changing else None,
+        taken if progress.changing else None,
         target,
         installed,
-        runs,
+        progress.runs,
         start,
         base,
         execution,
         session,
         concerned,
     )
+
+
+@dataclass
+class _Progress:
+    """How far the transaction's steps got: each step as it ran, the files ortprov's own steps changed, whether a
+    step started (from then on a failure restores), and the failure with the installer's output."""
+
+    runs: list[StepRun] = field(default_factory=list)
+    own: list[str] = field(default_factory=list)
+    changing: bool = False
+    failure: str | None = None
+    output: str = ""
+
+
+def _take_snapshot(
+    target: Target, installed: Distributions, guard: SignalGuard, uv_lock_existed: bool
+) -> snapshot.Snapshot:
+    """The snapshot of the target's install directories (installer/snapshot.py); _SnapshotFailed when it cannot
+    be taken (nothing was changed)."""
+    try:
+        return snapshot.take(
+            target.prefix, target.install_dirs, installed, held=guard.held, uv_lock_existed=uv_lock_existed
+        )
+    except OSError as exc:
+        raise _SnapshotFailed(exc, target.prefix) from None
+
+
+def _run_steps(
+    commands: list[Command], target: Target, execution: Execution, session: Session, progress: _Progress
+) -> None:
+    """Each step in order: a skipped one said, ortprov's own step done, an installer run; the first that fails
+    stops the others (`progress.failure`)."""
+    total = len(commands)
+    for command in commands:
+        step = command.step
+        if command.skipped:
+            execution.tell(StepSkipped(command.number, total, step.kind, step.packages, command.skipped))
+            progress.runs.append(StepRun(command.number, step.kind, (), skipped=command.skipped))
+            continue
+        progress.changing = True
+        if step.done_by_ortprov:
+            changed, did = carry_out(command, target, execution)
+            progress.own += changed
+            execution.tell(OwnStepDone(command.number, total, step_summary(step), did))
+            progress.runs.append(StepRun(command.number, step.kind, (), 0, detail=did))
+            faults.reached("hook-written")
+            continue
+        result, seconds = _run_installer(command, total, execution, session)
+        progress.runs.append(StepRun(command.number, step.kind, command.argv, result.returncode, seconds))
+        if not result.ok:
+            progress.failure = f"step {command.number} ({step.kind}) failed: {diagnose(result)}"
+            progress.output = result.output
+            return
+        execution.tell(StepFinished(seconds))
+
+
+def _run_installer(command: Command, total: int, execution: Execution, session: Session) -> tuple[CommandResult, float]:
+    """One installer step, run with the lock's descriptor and the step's environment: (its result, seconds)."""
+    step, lock = command.step, session.lock
+    execution.tell(StepStarted(command.number, total, step.kind, step.packages, command.argv))
+    began = time.monotonic()
+
+    def started(pid: int) -> None:
+        if lock is not None:
+            lock.note_installer(pid)
+        faults.reached("installer-started")
+
+    result: CommandResult = run_command(
+        list(command.argv),
+        echo=(lambda line: execution.tell(InstallerLine(line))) if execution.verbose else None,
+        env={**(execution.env or {}), **step_environment(step)},
+        pass_fds=session.installer_fds(),
+        on_start=started,
+        watch=execution.listener.watch,
+    )
+    if lock is not None:
+        lock.note_installer(None)
+    faults.reached("installer-finished")
+    return result, time.monotonic() - began
 
 
 class _SnapshotFailed(Exception):
@@ -604,7 +451,7 @@ def _roll_back(
         execution.tell(SignalsHeld())
     if failed:
         message = (
-            f"{failure}; the restore could not put back {len(failed)} paths: {_listing(failed)} "
+            f"{failure}; the restore could not put back {len(failed)} paths: {listing(failed)} "
             "(everything else was restored; the snapshot is kept)"
         )
         hint = "make those paths writable (chattr -i, or as their owner), then run apply again: it restores them"
