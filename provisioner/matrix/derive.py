@@ -213,12 +213,53 @@ def build_from_facts(
     any_facts = linux or next(iter(facts.values()), None)
     if any_facts is None:
         return None, [f"{version}: no wheel facts could be read"]
+    linked = _soname_majors(linux.cuda_provider_libraries if linux else None)
+    trt_linked = _soname_majors(linux.tensorrt_provider_libraries if linux else None)
+    cuda_version, failure = _cuda_version(version, facts, linked.get("cudart") or trt_linked.get("cudart"), fallback)
+    if cuda_version is None:
+        return None, failure
+    notes += failure
+    extras = any_facts.extras
+    cudnn = _cudnn_version(any_facts, linked, trt_linked, fallback)
+    platforms = platform_records(wheels, contents)
+    reqs_from = linked or (trt_linked if linux and linux.cuda_provider_libraries is None else {})
+    requirements, lazy, broken, extra_notes = _requirements(extras, reqs_from, major(cuda_version), cudnn, majors)
+    notes += extra_notes
+    if broken:
+        notes.append(f"do not use the extra(s) {', '.join(broken)}: `requirements` lists the working packages")
+    if linux and linux.cuda_provider_libraries is None and fallback and fallback.requirements:
+        requirements, lazy = fallback.requirements, fallback.libraries_lazy
+    libraries_linked = _libraries_linked(linux, platforms, trt_linked, notes)
+    build = OrtBuild(
+        ort_version=version,
+        cuda_version=cuda_version,
+        cudnn_version=cudnn,
+        python=python_order(name.python for name, _ in wheels),
+        platforms=platforms,
+        sources=_sources(version, wheels, index_url, extra_sources),
+        index_url=index_url,
+        tensorrt_version=_tensorrt_version(linux, fallback),
+        extras=tuple(e for e in ("cuda", "cudnn") if e in extras and e not in broken),
+        requirements=requirements,
+        libraries_linked=libraries_linked,
+        libraries_lazy=lazy,
+        preload_dlls=any(f.preload_dlls for f in facts.values()),
+        confirmed=True,
+        notes="; ".join(notes) or None,
+    )
+    return build, notes
+
+
+def _cuda_version(
+    version: str, facts: dict[str, WheelFacts], cudart_major: str | None, fallback: OrtBuild | None
+) -> tuple[str | None, list[str]]:
+    """(the CUDA version the wheels were built for, notes), or (None, [why it cannot be told]): from
+    build_and_package_info.py, checked against the libcudart the providers link; an older wheel's minor from
+    the existing record (`fallback`), when its major agrees."""
+    notes: list[str] = []
     cuda_versions = {f.cuda_version for f in facts.values() if f.cuda_version}
     if len(cuda_versions) > 1:
         notes.append(f"platforms disagree on cuda_version: {sorted(cuda_versions)}")
-    linked = _soname_majors(linux.cuda_provider_libraries if linux else None)
-    trt_linked = _soname_majors(linux.tensorrt_provider_libraries if linux else None)
-    cudart_major = linked.get("cudart") or trt_linked.get("cudart")
     cuda_version = sorted(cuda_versions)[0] if cuda_versions else None
     if cuda_version is None:
         if fallback and cudart_major and str(fallback.cuda_major) == cudart_major:
@@ -235,32 +276,40 @@ def build_from_facts(
             return None, [f"{version}: the wheels do not say which CUDA version they were built for"]
     elif cudart_major and str(major(cuda_version)) != cudart_major:
         notes.append(f"build info says CUDA {cuda_version} but the provider links libcudart.so.{cudart_major}")
-    extras = any_facts.extras
+    return cuda_version, notes
+
+
+def _cudnn_version(
+    any_facts: WheelFacts, linked: dict[str, str], trt_linked: dict[str, str], fallback: OrtBuild | None
+) -> str | None:
+    """The cuDNN version (or major): the build info, the libcudnn a provider links, the `cudnn` extra, else the
+    existing record's."""
     cudnn = (
         any_facts.cudnn_version
         or linked.get("cudnn")
         or trt_linked.get("cudnn")
-        or next((_requirement_major(r) for r in extras.get("cudnn", ()) if "cudnn" in r), None)
+        or next((_requirement_major(r) for r in any_facts.extras.get("cudnn", ()) if "cudnn" in r), None)
     )
     if cudnn is None and fallback:
         cudnn = fallback.cudnn_version
+    return cudnn
+
+
+def _tensorrt_version(linux: WheelFacts | None, fallback: OrtBuild | None) -> str | None:
+    """The TensorRT major the Linux provider links; the existing record's full version where its major agrees."""
     trt_major = linux.tensorrt_major if linux else None
-    tensorrt = None
-    if trt_major is not None:
-        if fallback and fallback.tensorrt_version and major(fallback.tensorrt_version) == int(trt_major):
-            tensorrt = fallback.tensorrt_version
-        else:
-            tensorrt = str(trt_major)
-    platforms = platform_records(wheels, contents)
-    pythons = python_order(name.python for name, _ in wheels)
-    cuda_major_number = major(cuda_version)
-    reqs_from = linked or (trt_linked if linux and linux.cuda_provider_libraries is None else {})
-    requirements, lazy, broken, extra_notes = _requirements(extras, reqs_from, cuda_major_number, cudnn, majors)
-    notes += extra_notes
-    if broken:
-        notes.append(f"do not use the extra(s) {', '.join(broken)}: `requirements` lists the working packages")
-    if linux and linux.cuda_provider_libraries is None and fallback and fallback.requirements:
-        requirements, lazy = fallback.requirements, fallback.libraries_lazy
+    if trt_major is None:
+        return None
+    if fallback and fallback.tensorrt_version and major(fallback.tensorrt_version) == int(trt_major):
+        return fallback.tensorrt_version
+    return str(trt_major)
+
+
+def _libraries_linked(
+    linux: WheelFacts | None, platforms: tuple[WheelPlatform, ...], trt_linked: dict[str, str], notes: list[str]
+) -> tuple[str, ...]:
+    """The matrix libraries (and libcuda) the Linux CUDA provider links: from the first MBs of the wheel member,
+    else from the whole library where it was streamed; `notes` says which, or why none."""
     linux_read = next(
         (p.provider("cuda") for p in platforms if p.platform.startswith("linux-") and p.provider("cuda")), None
     )
@@ -281,29 +330,19 @@ def build_from_facts(
                 "CUDA/cuDNN majors confirmed through the TensorRT provider's links "
                 f"(libcudart.so.{trt_linked.get('cudart')}, libcudnn.so.{trt_linked.get('cudnn')})"
             )
+    return linked_libs
+
+
+def _sources(
+    version: str, wheels: list[tuple[WheelName, IndexFile]], index_url: str | None, extra_sources: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Where the record comes from: the release's page (or its index), the wheel read, and any other source."""
     url_read = next((item.url for name, item in wheels if name.platform == "linux-x86_64"), wheels[0][1].url)
     sources = (
         (f"https://pypi.org/project/onnxruntime-gpu/{version}/" if index_url is None else index_url),
         url_read,
     ) + extra_sources
-    build = OrtBuild(
-        ort_version=version,
-        cuda_version=cuda_version,
-        cudnn_version=cudnn,
-        python=pythons,
-        platforms=platforms,
-        sources=tuple(dict.fromkeys(sources)),
-        index_url=index_url,
-        tensorrt_version=tensorrt,
-        extras=tuple(e for e in ("cuda", "cudnn") if e in extras and e not in broken),
-        requirements=requirements,
-        libraries_linked=linked_libs,
-        libraries_lazy=lazy,
-        preload_dlls=any(f.preload_dlls for f in facts.values()),
-        confirmed=True,
-        notes="; ".join(notes) or None,
-    )
-    return build, notes
+    return tuple(dict.fromkeys(sources))
 
 
 def fallback_build(builds: Iterable[OrtBuild], version: str) -> OrtBuild | None:
