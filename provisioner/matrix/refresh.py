@@ -35,7 +35,11 @@ from provisioner.versions import vtuple
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from provisioner.matrix.derive import IndexFile
     from provisioner.matrix.model import Matrix, OrtBuild
+    from provisioner.wheelfacts import WheelName
+
+    Wheels = list[tuple[WheelName, IndexFile]]  # one release's wheels on the index
 
 PROJECT = "onnxruntime-gpu"
 _RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
@@ -72,7 +76,7 @@ def update_matrix(
     import requests
 
     from provisioner.cachedir import cached_matrices_dir
-    from provisioner.ziprange import HttpRangeSource, ZipRangeError
+    from provisioner.ziprange import HttpRangeSource
 
     target = cache_dir or cached_matrices_dir()
     base = load_matrix()
@@ -90,9 +94,30 @@ def update_matrix(
             builds_after=before,
             notices=(f"could not read the index ({exc}); still using the {_describe(base)}",),
         )
+    on_index = wheels_by_version(files, PROJECT)
+
+    def open_source(url: str) -> HttpRangeSource:
+        return HttpRangeSource(url, session=session, timeout=timeout, retries=retries)
+
+    added: list[OrtBuild] = []
+    skipped: list[str] = []
+    for version in _new_versions(base, on_index, limit):
+        derived = _derive(version, on_index[version], base, open_source, read_gpu_code, progress)
+        if isinstance(derived, str):
+            skipped.append(f"{version}: {derived}")
+        else:
+            added.append(derived)
+    if not added:
+        status = "unchanged"
+        return UpdateResult(status, index_url, base.date, before, before, skipped=tuple(skipped))
+    return _write(base, tuple(added), tuple(skipped), target, index_url, today)
+
+
+def _new_versions(base: Matrix, on_index: dict[str, Wheels], limit: int | None) -> list[str]:
+    """The releases on the index that the matrix lacks, newest first (`limit`: the newest N); releases older than
+    the matrix's first PyPI build are not tracked."""
     known = {b.ort_version for b in base.builds if b.index_url is None}
     oldest = min(map(vtuple, known), default=())  # releases older than the matrix's first are not tracked
-    on_index = wheels_by_version(files, PROJECT)
     new = sorted(
         (v for v in on_index if _RELEASE.match(v) and vtuple(v) >= oldest and v not in known),
         key=vtuple,
@@ -100,40 +125,52 @@ def update_matrix(
     )
     if limit is not None:
         new = new[:limit]
+    return new
+
+
+def _derive(
+    version: str,
+    wheels: Wheels,
+    base: Matrix,
+    open_source: Callable[[str], Any],
+    read_gpu_code: bool,
+    progress: Callable[[str], None] | None,
+) -> OrtBuild | str:
+    """One new release's record, read from its wheels by range requests, or why it is skipped (its wheels could not
+    be read, its facts do not make a build, or the build would make the matrix invalid)."""
+    from provisioner.ziprange import ZipRangeError
+
+    try:
+        facts = read_release(version, wheels, open_source)
+        # what the planner judges GPUs, Pythons and providers by: the provider libraries of one wheel per
+        # platform, streamed (~250 MB each, never stored), read as bin/derive_release.py reads every wheel's
+        if progress is not None and read_gpu_code:
+            progress(f"{version}: reading the provider libraries of one wheel per platform (GPU code, imports)")
+        contents = read_contents(wheels, open_source, every_wheel=False) if read_gpu_code else None
+    except (ZipRangeError, OSError, ValueError) as exc:
+        return f"could not read the wheels ({exc})"
     majors = {m.major: m for m in base.cuda_majors}
-    added: list[OrtBuild] = []
-    skipped: list[str] = []
-    for version in new:
+    build, notes = build_from_facts(
+        version, wheels, facts, majors, fallback=fallback_build(base.builds, version), contents=contents
+    )
+    if build is None:
+        return "; ".join(notes)
+    return _problem_with(base, build) or build
 
-        def open_source(url: str) -> HttpRangeSource:
-            return HttpRangeSource(url, session=session, timeout=timeout, retries=retries)
 
-        try:
-            facts = read_release(version, on_index[version], open_source)
-            # what the planner judges GPUs, Pythons and providers by: the provider libraries of one wheel per
-            # platform, streamed (~250 MB each, never stored), read as bin/derive_release.py reads every wheel's
-            if progress is not None and read_gpu_code:
-                progress(f"{version}: reading the provider libraries of one wheel per platform (GPU code, imports)")
-            contents = read_contents(on_index[version], open_source, every_wheel=False) if read_gpu_code else None
-        except (ZipRangeError, OSError, ValueError) as exc:
-            skipped.append(f"{version}: could not read the wheels ({exc})")
-            continue
-        build, notes = build_from_facts(
-            version, on_index[version], facts, majors, fallback=fallback_build(base.builds, version), contents=contents
-        )
-        if build is None:
-            skipped.append(f"{version}: {'; '.join(notes)}")
-            continue
-        problem = _problem_with(base, build)
-        if problem:
-            skipped.append(f"{version}: {problem}")
-            continue
-        added.append(build)
-    if not added:
-        status = "unchanged"
-        return UpdateResult(status, index_url, base.date, before, before, skipped=tuple(skipped))
+def _write(
+    base: Matrix,
+    added: tuple[OrtBuild, ...],
+    skipped: tuple[str, ...],
+    target: Path,
+    index_url: str,
+    today: str | None,
+) -> UpdateResult:
+    """Validate the matrix with the new builds and write it to `target`, unless the cache there already holds more
+    builds (then it is kept)."""
+    before = len(base.builds)
     date = today or datetime.date.today().isoformat()
-    texts = render_files(base, base.builds + tuple(added), date)
+    texts = render_files(base, base.builds + added, date)
     result = parse_files(texts, origin=str(target))  # validate exactly what will be written
     existing = _existing_cache(target)
     if existing is not None and len(existing.builds) > len(result.builds):
@@ -143,7 +180,7 @@ def update_matrix(
             existing.date,
             before,
             len(existing.builds),
-            skipped=tuple(skipped),
+            skipped=skipped,
             notices=(
                 f"the cached matrix in {target} has more builds ({len(existing.builds)}) than the refresh: kept it",
             ),
@@ -157,7 +194,7 @@ def update_matrix(
         before,
         len(result.builds),
         added=tuple(b.ort_version for b in added),
-        skipped=tuple(skipped),
+        skipped=skipped,
         written_to=str(target),
     )
 
