@@ -1,19 +1,20 @@
 """Maintainer script: derive matrices/tensorrt.yaml from PyPI (the TensorRT packages and onnxruntime-gpu's wheels).
 
-Three tables, each fact from an artifact:
+Two tables, each fact from an artifact:
 - `packages`: every version of the TensorRT library packages (tensorrt-cu11-libs, -cu12-libs, -cu13-libs) and
   of the `tensorrt` package: a real wheel on PyPI (its platforms and Pythons from the file names, where its
   libraries live from the central directory) or a source stub (its pyproject.toml names NVIDIA's wheel-stub build
   backend and the index it downloads the real wheel from; its PKG-INFO is the real wheel's METADATA, so its
   Requires-Dist are the real wheel's). A stub whose requirements include a package PyPI marks DEPRECATED (an
   empty placeholder that refuses to build) cannot install.
-- `providers`: for every onnxruntime-gpu release and platform, whether the wheel has a TensorRT provider, and
-  the TensorRT libraries it links (DT_NEEDED of libonnxruntime_providers_tensorrt.so) or names without linking
-  (opened at run time), read by HTTP range requests: no wheel is downloaded.
 - `releases`: per TensorRT major and CUDA major, the exact pins a plan installs: the newest installable version
   of the major (ABI is kept within a major: a build made against 10.9 runs on 10.16); `index_url` says where
   the real wheels are when PyPI has only the stub. Majors the builds need that have no installable package get
   a record without packages and a note (the planner then exits 3 unless TensorRT comes from the system).
+
+Whether a release's wheel has a TensorRT provider, and the TensorRT libraries it links or opens, are facts of the
+wheel: bin/derive_release.py records them in onnxruntime-gpu.yaml (a platform's `tensorrt` provider library),
+where this script reads the TensorRT major each release links, to cross-check the builds' tensorrt_version.
 
     .venv/bin/python bin/derive_tensorrt.py            # print the YAML
     .venv/bin/python bin/derive_tensorrt.py --write    # write matrices/tensorrt.yaml (and compiled.json)
@@ -37,24 +38,16 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "matrices"
 sys.path.insert(0, str(ROOT))
 
-from provisioner.matrix.derive import list_project_files, representative_wheels, wheels_by_version  # noqa: E402
-from provisioner.standalone.elf import ElfError, read_dynamic_bytes  # noqa: E402
 from provisioner.versions import vtuple  # noqa: E402
-from provisioner.wheelfacts import TENSORRT_PROVIDER, elf_needed_sonames  # noqa: E402
 from provisioner.ziprange import HttpRangeSource, central_directory, read_member  # noqa: E402
 
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
-PYPI_SIMPLE = "https://pypi.org/simple/"
 LIB_PACKAGES = {11: "tensorrt-cu11-libs", 12: "tensorrt-cu12-libs", 13: "tensorrt-cu13-libs"}
 TENSORRT = "tensorrt"  # TensorRT 8.x: real wheels with the libraries in site-packages/tensorrt/
-WINDOWS_PROVIDER = "onnxruntime/capi/onnxruntime_providers_tensorrt.dll"
-TRT_LIBRARY = re.compile(r"^lib(nvinfer|nvonnxparser|nvparsers)[a-z_]*\.so\.\d+$")
-FIRST_ORT = (1, 14)
 # where the real -libs wheels put their libraries (package tensorrt_libs: *.so*, *.dll*); PyPI has only stubs
 LIBS_WHEEL_SOURCE = (
     "https://github.com/NVIDIA/TensorRT/blob/main/python/packaging/libs_wheel/setup.py (package tensorrt_libs)"
 )
-PREFIX = 4_000_000
 STUB_BACKENDS = ("wheel_stub.buildapi", "nvidia_stub.buildapi")  # NVIDIA's wheel-stub, and its older name
 
 
@@ -183,50 +176,18 @@ def derive_packages(session: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def derive_providers(session: Any) -> list[dict[str, Any]]:
-    """One row per onnxruntime-gpu release (PyPI) and platform: its TensorRT provider and what it links."""
-    files = list_project_files(session, PYPI_SIMPLE, "onnxruntime-gpu")
-    rows = []
-    for version, wheels in sorted(wheels_by_version(files).items(), key=lambda item: vtuple(item[0])):
-        if vtuple(version)[:2] < FIRST_ORT:
-            continue
-        for platform, (name, item) in sorted(representative_wheels(wheels).items()):
-            if platform not in ("linux-x86_64", "linux-aarch64", "windows-amd64"):
-                continue
-            source = HttpRangeSource(item.url, session)
-            members = central_directory(source)
-            member = TENSORRT_PROVIDER if platform.startswith("linux") else WINDOWS_PROVIDER
-            row: dict[str, Any] = {"ort_version": version, "platform": platform}
-            if member not in members:
-                row["library"] = None
-            else:
-                row["library"] = member.rsplit("/", 1)[1]
-                if platform.startswith("linux"):
-                    prefix = read_member(source, members[member], PREFIX)
-                    named = sorted(n for n in elf_needed_sonames(prefix) or () if TRT_LIBRARY.match(n))
-                    try:
-                        needed: list[str] | None = [
-                            n for n in read_dynamic_bytes(prefix).needed if TRT_LIBRARY.match(n)
-                        ]
-                    except ElfError:
-                        needed = None  # the dynamic section lies beyond the prefix (patchelf moved it)
-                    row["needed"] = sorted(needed) if needed is not None else None
-                    row["named"] = named
-            row["sources"] = [
-                f"{name.filename}: central directory" + (", ELF dynamic section" if row.get("needed") else "")
-            ]
-            rows.append(row)
-            print(f"  {version} {platform}: {row.get('library')} {row.get('needed', '')}", file=sys.stderr)
-    return rows
-
-
-def _sonames_major(providers: list[dict[str, Any]]) -> dict[str, int]:
-    """ort_version -> the TensorRT major its Linux x86_64 provider links."""
+def _sonames_major(builds: list[dict[str, Any]]) -> dict[str, int]:
+    """ort_version -> the TensorRT major its Linux TensorRT provider links (or opens), from the wheel facts in
+    onnxruntime-gpu.yaml."""
     found = {}
-    for row in providers:
-        for name in row.get("needed") or row.get("named") or ():
-            if name.startswith("libnvinfer.so."):
-                found[row["ort_version"]] = int(name.rsplit(".", 1)[1])
+    for build in builds:
+        for platform in build.get("platforms") or ():
+            for library in platform.get("providers") or ():
+                if library.get("provider") != "tensorrt":
+                    continue
+                for name in [*(library.get("needs") or ()), *(library.get("opens") or ())]:
+                    if name.startswith("libnvinfer.so."):
+                        found[build["ort_version"]] = int(name.rsplit(".", 1)[1])
     return found
 
 
@@ -325,9 +286,7 @@ def main() -> int:
     builds = yaml.safe_load((DATA / "onnxruntime-gpu.yaml").read_text(encoding="utf-8"))["builds"]
     print("packages ...", file=sys.stderr)
     packages = derive_packages(session)
-    print("providers ...", file=sys.stderr)
-    providers = derive_providers(session)
-    majors = _sonames_major(providers)
+    majors = _sonames_major(builds)
     for build in builds:  # the major a build links must agree with its record
         linked = majors.get(build["ort_version"])
         if linked is not None and build.get("tensorrt_version") and vtuple(build["tensorrt_version"])[0] != linked:
@@ -344,7 +303,6 @@ def main() -> int:
         "schema_version": 1,
         "date": datetime.date.today().isoformat(),
         "releases": releases,
-        "providers": providers,
         "packages": packages,
     }
 

@@ -10,11 +10,15 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from provisioner.platforms import LEGACY_MANYLINUX
 from provisioner.standalone.elf import ElfError, read_dynamic_bytes
-from provisioner.standalone.libnames import is_system_library
+from provisioner.standalone.libnames import TENSORRT_FAMILIES, is_system_library, library_family
 from provisioner.ziprange import RangeSource, ZipEntry, central_directory, read_member, stream_member
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 BUILD_INFO = "onnxruntime/capi/build_and_package_info.py"
 INIT = "onnxruntime/__init__.py"
@@ -234,6 +238,7 @@ class ProviderRead:
     kernels: tuple[str, ...]  # sm_75 ...
     ptx: tuple[str, ...]  # compute_90 ...
     notes: tuple[str, ...] = ()
+    opens: tuple[str, ...] = ()  # the TensorRT provider: TensorRT libraries it names and does not link
 
 
 def read_provider(source: RangeSource, entry: ZipEntry, provider: str) -> ProviderRead:
@@ -241,7 +246,16 @@ def read_provider(source: RangeSource, entry: ZipEntry, provider: str) -> Provid
     stored: the bytes pass once, front to back)."""
     from provisioner.standalone.fatbin import read_library
 
-    code = read_library(stream_member(source, entry), entry.size)
+    prefix = bytearray()
+
+    def chunks() -> Iterator[bytes]:
+        for chunk in stream_member(source, entry):
+            if len(prefix) < PROVIDER_PREFIX_BYTES:
+                prefix.extend(chunk[: PROVIDER_PREFIX_BYTES - len(prefix)])
+            yield chunk
+
+    code = read_library(chunks(), entry.size)
+    needs = tuple(code.needed) if code.needed is not None else None
     notes = list(code.notes)
     if code.blobs_outside:
         notes.append(f"{code.blobs_outside} fatbin blobs outside the GPU-code section were not counted")
@@ -252,9 +266,18 @@ def read_provider(source: RangeSource, entry: ZipEntry, provider: str) -> Provid
         member=entry.name,
         size=entry.size,
         crc32=entry.crc32,
-        needs=tuple(code.needed) if code.needed is not None else None,
+        needs=needs,
         delay_loads=tuple(code.delay_loaded),
         kernels=tuple(code.kernels),
         ptx=tuple(code.ptx),
         notes=tuple(notes),
+        opens=_tensorrt_opens(bytes(prefix), needs) if provider == "tensorrt" else (),
     )
+
+
+def _tensorrt_opens(prefix: bytes, needs: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The TensorRT libraries a TensorRT provider's string tables name (its first MBs, as `elf_needed_sonames`
+    reads them) that it does not link: opened when needed (libnvinfer_plugin.so.10), or preloaded by onnxruntime's
+    Python package (1.11-1.15, whose DT_NEEDED lost them to patchelf)."""
+    named = elf_needed_sonames(prefix) or ()
+    return tuple(sorted(n for n in named if library_family(n) in TENSORRT_FAMILIES and n not in (needs or ())))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from provisioner.matrix.gpunames import gpu_key
 from provisioner.matrix.model import PART_FILES, LibraryWheel, Matrix, OrtBuild, WheelPlatform
 from provisioner.serde import from_jsonable
+from provisioner.standalone.libnames import TENSORRT_FAMILIES, library_family
 from provisioner.versions import major as major_of
 
 if TYPE_CHECKING:
@@ -284,6 +285,16 @@ def _wheel_contents_problems(build: OrtBuild, plat: WheelPlatform) -> list[str]:
             reasons.append(f"{where}: provider {provider.provider!r} is not a provider name like 'cuda'")
         reasons += [f"{where}: kernel {k!r} is not like 'sm_90a'" for k in provider.kernels if not _KERNEL.match(k)]
         reasons += [f"{where}: PTX {p!r} is not like 'compute_90'" for p in provider.ptx if not _PTX.match(p)]
+        reasons += [
+            f"{where}: {provider.provider} opens {name!r}, which is not a TensorRT library"
+            for name in provider.opens
+            if library_family(name) not in TENSORRT_FAMILIES
+        ]
+        reasons += [
+            f"{where}: {provider.provider} both links and opens {name}"
+            for name in provider.opens
+            if name in (provider.needs or ())
+        ]
     return reasons
 
 
@@ -361,14 +372,6 @@ def _check_tensorrt(matrix: Matrix, file: str) -> list[Problem]:
         problems += [
             Problem(file, entry, f"python {p!r} is not like '3.10'") for p in rel.python if not _PYTHON.match(p)
         ]
-    problems += _duplicates(matrix.tensorrt_providers, lambda p: (p.ort_version, p.platform), file, "providers")
-    for i, provider in enumerate(matrix.tensorrt_providers):
-        entry = f"providers[{i}] ({provider.ort_version}, {provider.platform})"
-        problems += _sources(file, entry, provider.sources)
-        if provider.platform not in PLATFORMS:
-            problems.append(Problem(file, entry, f"platform {provider.platform!r} is unknown"))
-        if provider.library is None and (provider.needed or provider.named):
-            problems.append(Problem(file, entry, "lists libraries but no provider library"))
     problems += _duplicates(matrix.tensorrt_packages, lambda p: (p.package, p.version), file, "packages")
     for i, package in enumerate(matrix.tensorrt_packages):
         entry = f"packages[{i}] ({package.package}, {package.version})"

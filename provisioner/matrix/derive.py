@@ -445,7 +445,7 @@ class PlatformContents:
 
 
 def _provider_record(read: ProviderRead) -> ProviderLibrary:
-    return ProviderLibrary(read.provider, read.needs, read.delay_loads, read.kernels, read.ptx)
+    return ProviderLibrary(read.provider, read.needs, read.delay_loads, read.kernels, read.ptx, read.opens)
 
 
 def _provider_read(data: dict[str, Any]) -> ProviderRead:
@@ -509,7 +509,7 @@ def read_platform_contents(
     def read_all(name: WheelName, item: IndexFile) -> list[ProviderRead]:
         nonlocal bytes_read
         cached = _cached(cache, item.sha256)
-        if cached is not None:
+        if cached is not None and all("opens" in r for r in cached["providers"]):  # older reads lack `opens`
             return [_provider_read(r) for r in cached["providers"]]
         source = open_source(item.url)
         entries = central_directory(source)

@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from provisioner.matrix.check import Problem
 
 SHIPPED_COMPILED = "compiled.json"  # next to the shipped YAML, written by compile_directory()
-_COMPILED_FORMAT = 4  # 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files
+_COMPILED_FORMAT = 5  # 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files;
+# 5: TensorRT providers derived from the builds' wheel facts (ProviderLibrary.opens), not read from tensorrt.yaml
 _MEMO: dict[tuple[str, str, bool], Matrix] = {}
 _DATE_LINE = re.compile(r"^date:\s*['\"]?(\d{4}-\d{2}-\d{2})['\"]?\s*$", re.MULTILINE)
 
@@ -143,6 +144,7 @@ def _yaml_load(text: str) -> Any:
 def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
     """Build and validate a Matrix from file name -> YAML text; raises DataError listing every problem."""
     from provisioner.matrix.check import Problem, check_header, check_matrix, convert_entries  # not on the cold path
+    from provisioner.matrix.query import tensorrt_views
 
     problems: list[Problem] = []
     parts: dict[str, list[Any]] = {}
@@ -177,7 +179,7 @@ def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
         cuda_majors=tuple(parts["cuda.yaml:majors"]),
         library_wheels=tuple(parts["nvidia-wheels.yaml:wheels"]),
         tensorrt=tuple(parts["tensorrt.yaml:releases"]),
-        tensorrt_providers=tuple(parts["tensorrt.yaml:providers"]),
+        tensorrt_providers=tensorrt_views(parts["onnxruntime-gpu.yaml:builds"]),  # derived: recorded in the builds
         tensorrt_packages=tuple(parts["tensorrt.yaml:packages"]),
         cuda_errors=tuple(parts["cuda.yaml:errors"]),
         gpu_models=tuple(parts["gpus.yaml:gpus"]),

@@ -21,6 +21,9 @@ class ProviderLibrary:
     delay_loads: tuple[str, ...] = ()  # DLLs its PE delay-load table names (opened on first use)
     kernels: tuple[str, ...] = ()  # cubin architectures in its fatbins: sm_75, sm_90a
     ptx: tuple[str, ...] = ()  # PTX in its fatbins, JIT-compiled by the driver: compute_90
+    # the TensorRT provider: TensorRT libraries its string tables name that it does not link (libnvinfer_plugin.so.10,
+    # opened when needed; libnvinfer.so.8 in 1.11-1.15, which onnxruntime's Python package preloads)
+    opens: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,13 +190,16 @@ class TensorRTRelease:
 
 @dataclass(frozen=True)
 class TensorRTProvider:
-    """Whether one onnxruntime-gpu release's wheel for one platform has a TensorRT provider, and what it links."""
+    """Whether one onnxruntime-gpu release's wheel for one platform has a TensorRT provider, and what it links.
+
+    Not a record of its own: a view of the platform's wheel facts in onnxruntime-gpu.yaml (its `tensorrt`
+    ProviderLibrary), made when the matrix is loaded (`query.tensorrt_views`: `Matrix.tensorrt_providers`)."""
 
     ort_version: str
     platform: str  # linux-x86_64 | linux-aarch64 | windows-amd64
     library: str | None  # "libonnxruntime_providers_tensorrt.so"; None: the wheel has no TensorRT provider
     sources: tuple[str, ...] = ()
-    needed: tuple[str, ...] | None = None  # TensorRT sonames in DT_NEEDED; None: not read (beyond the prefix)
+    needed: tuple[str, ...] | None = None  # the TensorRT libraries it links (DT_NEEDED, the PE table); None: not read
     named: tuple[str, ...] = ()  # TensorRT sonames in its string tables (DT_NEEDED and those opened later)
 
 
@@ -246,6 +252,7 @@ class Matrix:
     cuda_majors: tuple[CudaMajor, ...] = ()
     library_wheels: tuple[LibraryWheel, ...] = ()
     tensorrt: tuple[TensorRTRelease, ...] = ()
+    # not read from a file: derived from the builds' wheel facts when the matrix is loaded (query.tensorrt_views)
     tensorrt_providers: tuple[TensorRTProvider, ...] = ()
     tensorrt_packages: tuple[TensorRTPackage, ...] = ()
     cuda_errors: tuple[CudaError, ...] = ()
@@ -260,18 +267,14 @@ FILES: dict[str, tuple[tuple[str, type], ...]] = {
     "onnxruntime-gpu.yaml": (("builds", OrtBuild),),
     "cuda.yaml": (("releases", CudaRelease), ("majors", CudaMajor), ("errors", CudaError)),
     "nvidia-wheels.yaml": (("wheels", LibraryWheel),),
-    "tensorrt.yaml": (
-        ("releases", TensorRTRelease),
-        ("providers", TensorRTProvider),
-        ("packages", TensorRTPackage),
-    ),
+    "tensorrt.yaml": (("releases", TensorRTRelease), ("packages", TensorRTPackage)),
     "gpus.yaml": (("gpus", GpuModel),),
     "wheel-files.yaml": (("files", WheelFiles),),
 }
 FILE_NAMES = tuple(FILES)
 OPTIONAL_SECTIONS = frozenset(
-    {("cuda.yaml", "errors"), ("tensorrt.yaml", "providers"), ("tensorrt.yaml", "packages")}
-)  # added later: a copy written before may lack it
+    {("cuda.yaml", "errors"), ("tensorrt.yaml", "packages")}
+)  # added later: a copy written before may lack it (tensorrt.yaml's former `providers` is read from the builds)
 OPTIONAL_FILES = frozenset({"gpus.yaml", "wheel-files.yaml"})  # added later: a copy written before may lack them
 REQUIRED_FILE_NAMES = tuple(name for name in FILE_NAMES if name not in OPTIONAL_FILES)
 PART_FILES = {  # a Matrix part -> its file, for messages

@@ -21,10 +21,11 @@ from provisioner.matrix.model import (
     TensorRTProvider,
     TensorRTRelease,
 )
+from provisioner.standalone.libnames import TENSORRT_FAMILIES, library_family
 from provisioner.versions import driver_at_least, in_series, major, ort_matcher, satisfies, vtuple
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Iterable
 
     from provisioner.matrix.model import (
         CudaMajor,
@@ -35,9 +36,9 @@ if TYPE_CHECKING:
         Matrix,
         OrtBuild,
         TensorRTPackage,
-        TensorRTProvider,
         TensorRTRelease,
         WheelFiles,
+        WheelPlatform,
     )
 
 # --- onnxruntime-gpu builds ---------------------------------------------------------------------------------
@@ -216,6 +217,32 @@ def tensorrt_release(matrix: Matrix, version: str, cuda_major_number: int) -> Te
 def build_tensorrt(matrix: Matrix, build: OrtBuild) -> TensorRTRelease | None:
     """The TensorRT release the build's TensorRT provider gets (None: none recorded)."""
     return tensorrt_release(matrix, build.tensorrt_version, build.cuda_major) if build.tensorrt_version else None
+
+
+def tensorrt_views(builds: Iterable[OrtBuild]) -> tuple[TensorRTProvider, ...]:
+    """Each PyPI release's TensorRT provider per platform whose wheel was read, oldest release first: a view of the
+    builds' wheel facts (onnxruntime-gpu.yaml, a platform's `tensorrt` provider library), where they are recorded
+    once; matrix/load.py sets it as `Matrix.tensorrt_providers`."""
+    views = []
+    for build in sorted((b for b in builds if b.index_url is None), key=lambda b: vtuple(b.ort_version)):
+        for platform in build.platforms:
+            if platform.providers is not None:
+                views.append(_tensorrt_view(build.ort_version, platform))
+    return tuple(views)
+
+
+def _tensorrt_view(ort_version: str, platform: WheelPlatform) -> TensorRTProvider:
+    library = platform.provider("tensorrt")
+    source = (f"{platform.wheel}: provider libraries",) if platform.wheel else ()
+    if library is None:
+        return TensorRTProvider(ort_version, platform.platform, None, source)
+    file = f"{'' if platform.platform.startswith('windows') else 'lib'}onnxruntime_providers_tensorrt"
+    file += ".dll" if platform.platform.startswith("windows") else ".so"
+    needed = None
+    if library.needs is not None:
+        needed = tuple(sorted(n for n in library.needs if library_family(n) in TENSORRT_FAMILIES))
+    named = tuple(sorted({*(needed or ()), *library.opens}))
+    return TensorRTProvider(ort_version, platform.platform, file, source, needed, named)
 
 
 def tensorrt_provider(matrix: Matrix, ort_version: str, platform: str) -> TensorRTProvider | None:

@@ -282,7 +282,6 @@ def render_files(base: Matrix, builds: tuple[OrtBuild, ...], date: str) -> dict[
             note,
             {
                 "releases": [plain_record(t) for t in base.tensorrt],
-                "providers": [plain_record(t) for t in base.tensorrt_providers],
                 "packages": [plain_record(t) for t in base.tensorrt_packages],
             },
         ),

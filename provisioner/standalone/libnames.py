@@ -36,6 +36,8 @@ FAMILIES = (
 )
 # the families detect looks for on the loader's path (facts.LibraryHit.library)
 DETECTED = ("cuda", "cudart", "cublas", "cublasLt", "cufft", "curand", "nvrtc", "cudnn", "nvinfer")
+# TensorRT's families: the libraries a TensorRT provider links or opens (libnvinfer_plugin.so.10 is nvinfer's)
+TENSORRT_FAMILIES = ("nvinfer", "nvonnxparser")
 
 # any shared library file: libfoo.so, libfoo.so.1.2, foo.dll
 SHARED_LIBRARY = re.compile(r"(^lib.+\.so(\.\d+)*$)|(\.dll$)", re.IGNORECASE)

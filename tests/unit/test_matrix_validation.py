@@ -273,3 +273,31 @@ def test_a_copy_written_before_cuda_errors_existed_still_loads(data_dir: Path) -
     edit(data_dir, "cuda.yaml", lambda d: d.pop("errors"))
     matrix = load_matrix(data_dir)
     assert matrix.cuda_errors == () and matrix.builds
+
+
+def _trt_provider(d: dict, version: str = "1.31.1") -> dict:
+    build = d["builds"][build_index(d, version)]
+    platform = next(p for p in build["platforms"] if p["platform"] == "linux-x86_64")
+    return next(p for p in platform["providers"] if p["provider"] == "tensorrt")
+
+
+def test_a_provider_opens_only_tensorrt_libraries_it_does_not_link(data_dir: Path) -> None:
+    """`opens` (onnxruntime-gpu.yaml, the one record of what a TensorRT provider names without linking) holds
+    TensorRT libraries only, none of them also in its `needs`."""
+    edit(data_dir, "onnxruntime-gpu.yaml", lambda d: _trt_provider(d)["opens"].append("libcufile.so.0"))
+    (problem,) = problems_of(data_dir)
+    assert "linux-x86_64: tensorrt opens 'libcufile.so.0', which is not a TensorRT library" in problem
+    shutil.copy(shipped_dir() / "onnxruntime-gpu.yaml", data_dir / "onnxruntime-gpu.yaml")
+    edit(data_dir, "onnxruntime-gpu.yaml", lambda d: _trt_provider(d)["opens"].append("libnvinfer.so.10"))
+    (problem,) = problems_of(data_dir)
+    assert "linux-x86_64: tensorrt both links and opens libnvinfer.so.10" in problem
+
+
+def test_an_old_copy_of_tensorrt_yaml_with_providers_still_loads(data_dir: Path) -> None:
+    """A copy written before the providers moved to the builds' wheel facts keeps its `providers:` section: it is
+    not read, and the view comes from onnxruntime-gpu.yaml."""
+    stale = [{"ort_version": "1.31.1", "platform": "linux-aarch64", "library": "libonnxruntime_providers_tensorrt.so"}]
+    edit(data_dir, "tensorrt.yaml", lambda d: d.update(providers=stale))
+    matrix = load_matrix(data_dir)
+    aarch64 = next(p for p in matrix.tensorrt_providers if (p.ort_version, p.platform) == ("1.31.1", "linux-aarch64"))
+    assert aarch64.library is None
