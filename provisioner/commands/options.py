@@ -240,7 +240,8 @@ OPTIONS: dict[str, Declared] = {
         ("--base",),
         str,
         "slim",
-        "The Dockerfile's base image: slim (Python, then the NVIDIA wheels) or cuda (nvidia/cuda with cuDNN).",
+        "The Dockerfile's base image: slim (Python, then the NVIDIA wheels) or cuda (nvidia/cuda with cuDNN; the "
+        "plan, in every format, then installs no NVIDIA wheels).",
         "|".join(DOCKERFILE_BASES),
         checks.one_of(DOCKERFILE_BASES, "unknown --base {!r}"),
     ),

@@ -73,8 +73,9 @@ def planned(
     from provisioner.render.output import note
     from provisioner.render.plan import PlanResult, RecipeResult
 
-    if fmt == "dockerfile" and base == "cuda":
-        # the nvidia/cuda image supplies CUDA and cuDNN: the plan installs no NVIDIA wheels
+    if base == "cuda":
+        # the nvidia/cuda image supplies CUDA and cuDNN: the plan installs no NVIDIA wheels, and every rendering of
+        # it says so (`plan --json --base cuda` is what the --base cuda Dockerfile installs: one plan, rendered)
         options = dataclasses.replace(options, cuda_libraries="system")
     matrix = matrix_in_use()
     the_plan = plan_for(options, matrix, command="dockerfile" if fmt == "dockerfile" else "plan")
