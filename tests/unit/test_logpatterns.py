@@ -185,7 +185,8 @@ def test_every_cuda_error_a_rule_names_is_in_the_matrix():
 
     from provisioner.matrix.load import load_matrix
 
-    rules = (Path(__file__).resolve().parents[2] / "provisioner" / "doctor" / "rules.py").read_text(encoding="utf-8")
+    doctor = Path(__file__).resolve().parents[2] / "provisioner" / "doctor"
+    rules = "".join((doctor / name).read_text(encoding="utf-8") for name in ("rules.py", "logrules.py", "case.py"))
     named = set(re.findall(r"\bcudaError[A-Z]\w+", rules))
     assert named and named <= {e.name for e in load_matrix(use_cache=False).cuda_errors}
 

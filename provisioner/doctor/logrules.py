@@ -1,0 +1,610 @@
+"""One rule per finding code for a pasted log: each decides its code from all the evidence that can show it. Pure.
+
+Every rule takes a `Case` (the log's facts, what follows from them, the matrix) and returns its findings (usually
+none or one). Rules reason from causes: a library the loader could not open is judged by which one is missing (the
+file after `Error:`, after "depends on"), not by the library that needed it; a CUDA provider that was loaded proves
+the GPU package; a major the build needs is compared with the one the log shows installed; CUDA error 35 is read
+with what else the log says (no NVIDIA GPU, a container without the GPU, a GPU seen inside the container). The
+registry (rules.RULES) lists them with the evidence each reads and its fix; rules.decide_log runs and ranks them.
+"""
+
+from __future__ import annotations
+
+from provisioner.doctor import patterns as P
+from provisioner.doctor.case import Case, version_major
+from provisioner.doctor.evidence import LoadError, Seen
+from provisioner.doctor.factrules import package_findings
+from provisioner.facts import Gpu
+from provisioner.findings import Finding
+from provisioner.matrix.query import newest_cuda_for_driver
+from provisioner.versions import vtuple
+
+HIDDEN_VALUES = frozenset({"-1", "none", "void", "nodevfiles"})  # CUDA/NVIDIA_VISIBLE_DEVICES that hide every GPU
+_MSVC = ("vcruntime", "msvcp", "api-ms-win-crt")
+
+
+# --- what several rules share: the missing libraries, the unnamed dependency, CUDA error 35 -------------------
+def library_findings(c: Case) -> list[Finding]:
+    """One finding per library file the loader could not open, by what is missing (see `_missing_library`)."""
+    return [f for e in c.ev.load_errors if (f := _missing_library(c, e)) is not None]
+
+
+def _missing_library(c: Case, e: LoadError) -> Finding | None:
+    name, lower, line = e.filename, e.filename.lower(), e.line
+    lines = (line,)
+    if lower.startswith(_MSVC):
+        return c.finding("msvc-runtime-missing", f"{name} (Microsoft Visual C++ runtime) is missing", lines)
+    if "providers_cuda" in lower:
+        return c.finding("cpu-package-only", f"{name} (the CUDA provider) is not there: a CPU-only onnxruntime", lines)
+    if "providers_tensorrt" in lower:
+        return c.finding("tensorrt-missing", f"{name} (the TensorRT provider) is not there", lines, "nvinfer")
+    if lower.startswith(("libonnxruntime.so", "onnxruntime.dll")):
+        return c.finding("onnxruntime-not-installed", f"the ONNX Runtime library {name} is not found", lines)
+    if "providers_shared" in lower:
+        return c.finding(
+            "library-not-on-path",
+            f"{name} (shipped next to the ONNX Runtime library) is not found by the loader",
+            lines,
+        )
+    if e.family is None:
+        return None
+    if e.family == "cuda":
+        found = _driver_absent(c, line)
+        return found[0] if found else None
+    if e.family == "zlibwapi":
+        return c.finding("zlibwapi-missing", "zlibwapi.dll (needed by older cuDNN on Windows) is missing", lines)
+    listed = {s.value.split(" ", 1)[0]: s.line for s in c.ev.distributions}
+    if e.family in ("nvinfer", "nvonnxparser"):
+        wheel = next((ln for n, ln in listed.items() if n.startswith("tensorrt")), None)
+        if wheel:
+            title = f"TensorRT is installed ({wheel}) but {name} is not found"
+            return c.finding("library-not-on-path", title, (*lines, wheel), "nvinfer")
+        return c.finding("tensorrt-missing", f"TensorRT cannot be loaded ({name})", lines, "nvinfer")
+    library = "cublas" if e.family == "cublasLt" else e.family
+    by = f" (needed by {e.needed_by})" if e.needed_by else ""
+    mismatch = _wrong_major(c, e, library)
+    if mismatch:
+        have, have_lines = mismatch
+        title = f"{name}{by} is of another major than the {have} the log shows installed"
+        return c.finding("cuda-major-mismatch", title, (*lines, *have_lines), library)
+    needing = _cuda_majors_needing(c, e, library)
+    wheel_line = next(
+        (
+            ln
+            for n, ln in listed.items()
+            if n.startswith("nvidia-")
+            and library.replace("cudart", "cuda-runtime") in n
+            and (not needing or "-cu" not in n or int(n.rsplit("-cu", 1)[1]) in needing)
+        ),
+        None,
+    )
+    if wheel_line:
+        title = f"{library} is installed as a pip wheel but the loader does not find {name} there"
+        return c.finding("library-not-on-path", title, (*lines, wheel_line), library)
+    if library == "cudnn":
+        return c.finding("cudnn-missing", f"cuDNN cannot be loaded: {name} is missing{by}", lines, "cudnn")
+    return c.finding("cuda-library-missing", f"the CUDA library {name} ({library}) is missing{by}", lines, library)
+
+
+def _cuda_majors_needing(c: Case, e: LoadError, library: str) -> set[int]:
+    needing = c.cuda_majors_needing(e)
+    if not needing and e.major and library in ("cudart", "cublas", "nvrtc"):
+        needing = {int(e.major)}  # these carry the CUDA major in their name (CUDA 10 and older too)
+    return needing
+
+
+def _wrong_major(c: Case, e: LoadError, library: str) -> tuple[str, tuple[str, ...]] | None:
+    """(what is installed instead, its lines) when the file's major is not among the installed majors."""
+    if e.major is None:
+        return None
+    if library == "cudnn":
+        # cuDNN needs no other CUDA: a build needing a newer cuDNN than installed lacks cuDNN (install it); one
+        # needing an older cuDNN than installed has the wrong major (another build fits)
+        have = c.installed_cudnn
+        if have and int(e.major) not in have and int(e.major) < max(have):
+            return f"cuDNN {', '.join(map(str, sorted(have)))}", tuple(have.values())
+        return None
+    needing = _cuda_majors_needing(c, e, library)
+    have = c.installed_cuda
+    if needing and have and not needing & set(have):
+        return f"CUDA {', '.join(map(str, sorted(have)))}", tuple(have.values())
+    return None
+
+
+def unnamed_dependency(c: Case) -> Finding | None:
+    """The CUDA provider failed for a dependency the log does not name (Windows error 126 on
+    onnxruntime_providers_cuda.dll, "CUDA_PATH is set but CUDA wasn't able to be loaded", a bare "Failed to create
+    CUDAExecutionProvider"): a major the build needs that the log shows another of, else a missing library
+    (Windows 126) or only the failed provider."""
+    ev = c.ev
+    if ev.load_errors:
+        return None
+    loading = [s for s in ev.loading if "providers_tensorrt" not in s.value.lower()]
+    module = ev.signal("module-not-found")
+    if module and not loading and ev.loading:
+        return None  # only the TensorRT provider's DLL failed: its own rule says so
+    cudnn = [s for s in loading if s.value.lower().startswith(("cudnn", "libcudnn"))]
+    if cudnn:  # a cuDNN library failed to load: cuDNN (or its part) is missing
+        return c.finding("cudnn-missing", f"cuDNN cannot be loaded ({cudnn[0].value})", (cudnn[0].line,), "cudnn")
+    if not (module or c.cuda_provider_failed):
+        return None
+    lines = ev.lines("module-not-found") + tuple(s.line for s in loading) + ev.lines("provider-failed")
+    if mismatch := build_mismatch(c):
+        title, used = mismatch
+        return c.finding("cuda-major-mismatch", title, (*lines[:2], *used))
+    if older := older_cudnn(c):
+        title, used = older
+        return c.finding("cudnn-missing", title, (*lines[:2], *used), "cudnn")
+    if module:
+        title = "a DLL the CUDA provider depends on is missing (Windows error 126: CUDA, cuDNN or the MSVC runtime)"
+        return c.finding("cuda-library-missing", title, lines)
+    return None
+
+
+def build_mismatch(c: Case) -> tuple[str, tuple[str, ...]] | None:
+    """(title, lines) when the build needs a CUDA or cuDNN major the log shows another of installed."""
+    build, have = c.build_cuda, c.installed_cuda
+    if build and have and build[0] not in have:
+        shown = ", ".join(map(str, sorted(have)))
+        return f"the build needs CUDA {build[0]}; the log shows CUDA {shown} installed", (build[1], *have.values())
+    build, have = c.build_cudnn, c.installed_cudnn
+    if build and have and build[0] not in have and build[0] < max(have):
+        shown = ", ".join(map(str, sorted(have)))
+        return f"the build needs cuDNN {build[0]}; the log shows cuDNN {shown} installed", (build[1], *have.values())
+    return None
+
+
+def older_cudnn(c: Case) -> tuple[str, tuple[str, ...]] | None:
+    """(title, lines) when the build needs a newer cuDNN major than the log shows installed: cuDNN is missing."""
+    build, have = c.build_cudnn, c.installed_cudnn
+    if build and have and build[0] not in have and build[0] > max(have):
+        shown = ", ".join(map(str, sorted(have)))
+        title = f"the build needs cuDNN {build[0]}; the log shows only cuDNN {shown} installed"
+        return title, (build[1], *have.values())
+    return None
+
+
+def _driver_absent(c: Case, line: str) -> list[Finding]:
+    """No driver library: in a container the GPU was not passed in, else no driver is installed."""
+    ev = c.ev
+    env = ev.environment_lines[:1]
+    if ev.environment.container:
+        title = f"this {ev.environment.container} container sees no NVIDIA driver (no GPU access, or none on the host)"
+        return [c.finding("gpu-hidden", title, (line, *env))]
+    return [c.finding("no-driver", "no NVIDIA driver is loaded", (line, *env))]
+
+
+def insufficient_driver(c: Case) -> tuple[str, str, tuple[str, ...]] | None:
+    """(code, title, lines) for CUDA error 35 ("driver version is insufficient for CUDA runtime version"), read with
+    what else the log says: no NVIDIA GPU at all is no driver; in a container, a GPU seen inside means the driver is
+    too old (or the GPU too new for the image's CUDA), a new enough host driver without one means the GPU was not
+    passed in; elsewhere the driver is older than the build's CUDA."""
+    line = c.errors.get("cudaErrorInsufficientDriver")
+    if line is None:
+        return None
+    ev = c.ev
+    other = ev.other_gpus[0] if ev.other_gpus else None
+    if other and not c.nvidia_named:
+        return (
+            "no-driver",
+            f"CUDA finds no NVIDIA driver: the log names {other.value}, no NVIDIA GPU",
+            (line, other.line),
+        )
+    absent = ev.signal("driver-absent")
+    if absent and not c.nvidia_named:
+        return "no-driver", "CUDA finds no NVIDIA driver, and the log says there is no NVIDIA GPU", (line, absent.line)
+    driver_cuda = _driver_cuda(c)
+    build = c.build_cuda[0] if c.build_cuda else None
+    new_enough = driver_cuda is not None and (build is None or driver_cuda >= build)
+    container = ev.environment.container
+    inside = ev.signal("gpu-in-container")
+    if (
+        container
+        and not inside
+        and (new_enough or driver_cuda is None)
+        and not (ev.container_gpu_flags and not new_enough)
+    ):
+        title = (
+            f"CUDA in the {container} container reports an old driver although the host's is new enough: the GPU "
+            "(and its driver) was not passed into the container"
+        )
+        return "gpu-hidden", title, (line, ev.driver_line, *ev.environment_lines[:2])
+    too_new = _gpu_too_new(c)
+    if inside and too_new:
+        gpu, newest = too_new
+        title = (
+            f"the GPU is passed into the container, but the {gpu.name} (compute capability {gpu.compute_capability}) "
+            f"is newer than the image's CUDA supports (up to {newest})"
+        )
+        return "unsupported-gpu-arch", title, (line, inside.line, *ev.gpu_lines[:1])
+    where = " (the GPU is seen inside the container)" if inside else ""
+    title = f"the NVIDIA driver is older than the CUDA runtime this build needs{where}"
+    return (
+        "driver-too-old",
+        title,
+        (line, inside.line if inside else "", ev.driver_line, *(c.build_cuda or ("", ""))[1:]),
+    )
+
+
+def _driver_cuda(c: Case) -> int | None:
+    """The newest CUDA major the log's driver supports (nvidia-smi's "CUDA Version", else the matrix's floors)."""
+    driver = c.ev.driver
+    if driver is None:
+        return None
+    if driver.cuda_version:
+        return version_major(driver.cuda_version)
+    if driver.version and c.matrix is not None:
+        release = newest_cuda_for_driver(c.matrix, driver.version, windows=c.ev.os == "windows")
+        return version_major(release.version) if release else None
+    return None
+
+
+def _supported_cc(c: Case, cuda_major: int | None) -> tuple[str, ...] | None:
+    """Compute capabilities the build's CUDA supports (its major's newest release; without a build, the newest
+    CUDA the matrix has builds for)."""
+    matrix = c.matrix
+    if matrix is None or not matrix.cuda_releases:
+        return None
+    if cuda_major is None and matrix.builds:
+        cuda_major = max(b.cuda_major for b in matrix.builds)
+    releases = [r for r in matrix.cuda_releases if cuda_major is None or version_major(r.version) == cuda_major]
+    if not releases:
+        return None
+    return max(releases, key=lambda r: vtuple(r.version)).compute_capabilities or None
+
+
+def _gpu_too_new(c: Case) -> tuple[Gpu, str] | None:
+    supported = _supported_cc(c, c.build_cuda[0] if c.build_cuda else None)
+    if not supported:
+        return None
+    newest = max(supported, key=vtuple)
+    for gpu in c.ev.gpus:
+        if gpu.compute_capability and vtuple(gpu.compute_capability) > vtuple(newest):
+            return gpu, newest
+    return None
+
+
+def arch_subject(c: Case) -> str | None:
+    """The fix's subject for unsupported-gpu-arch: the GPU's compute capability, and the newest build whose wheel
+    has kernels for it where the matrix records the builds' kernels (OrtBuild.cuda_archs)."""
+    gpu = next((g for g in c.ev.gpus if g.compute_capability), None)
+    if gpu is None or gpu.compute_capability is None:
+        return None
+    cc = gpu.compute_capability
+    if c.matrix is not None:
+        for build in sorted(c.matrix.builds, key=lambda b: vtuple(b.ort_version), reverse=True):
+            archs = build.cuda_archs or ()
+            if any(vtuple(a)[0] == vtuple(cc)[0] and vtuple(a) <= vtuple(cc) for a in archs):
+                return f"{cc} {build.package} {build.ort_version}"
+    return cc
+
+
+# --- the rules, one per code ----------------------------------------------------------------------------------
+def no_wheel_for_platform(c: Case) -> list[Finding]:
+    ev = c.ev
+    if ev.signal("no-wheel"):
+        bits = " (a 32-bit Python: onnxruntime-gpu has 64-bit wheels only)" if ev.signal("python-32bit") else ""
+        title = f"no onnxruntime-gpu wheel fits this platform or Python{bits}"
+        return [c.finding("no-wheel-for-platform", title, ev.lines("no-wheel") + ev.lines("python-32bit"))]
+    cpu_only = c_cpu_only(c)
+    if ev.os == "darwin" and (cpu_only or c.gpu_build or any(d.is_gpu for d in ev.onnxruntime)):
+        title = "onnxruntime-gpu has no macOS wheels (no CUDA on macOS)"
+        return [c.finding("no-wheel-for-platform", title, ev.environment_lines or ev.lines("cpu-only-build"))]
+    if cpu_only and ev.jetson and not c.gpu_build and not (ev.signal("autoupdate-cpu") and _gpu_package_named(c)):
+        title = (
+            "PyPI's onnxruntime(-gpu) for Jetson (aarch64) has no CUDA provider: Jetson needs NVIDIA's Jetson Zoo "
+            "wheels"
+        )
+        return [c.finding("no-wheel-for-platform", title, (cpu_only.line,))]
+    return []
+
+
+def onnxruntime_not_installed(c: Case) -> list[Finding]:
+    found = [f for f in library_findings(c) if f.code == "onnxruntime-not-installed"]
+    if c.ev.signal("not-installed"):
+        title = "onnxruntime is not installed where the program runs"
+        found.append(c.finding("onnxruntime-not-installed", title, c.ev.lines("not-installed")))
+    return found
+
+
+def driver_library_mismatch(c: Case) -> list[Finding]:
+    ev = c.ev
+    found = []
+    if ev.driver is not None and ev.driver.error and "mismatch" in ev.driver.error.lower():
+        found.append(
+            c.finding(
+                "driver-library-mismatch", "the NVIDIA kernel driver and its libraries differ", (ev.driver.error,)
+            )
+        )
+    for name in ("cudaErrorSystemDriverMismatch", "cudaErrorCompatNotSupportedOnDevice"):
+        if name in c.errors:
+            title = (
+                "the CUDA driver and its user-space libraries do not fit together (CUDA forward compatibility or a "
+                "mixed driver install)"
+            )
+            found.append(c.finding("driver-library-mismatch", title, (c.errors[name],)))
+    return found
+
+
+def no_driver(c: Case) -> list[Finding]:
+    ev = c.ev
+    found = [f for f in library_findings(c) if f.code == "no-driver"]
+    absent = ev.signal("driver-absent")
+    if absent and not (ev.driver and ev.driver.version):
+        found += [f for f in _driver_absent(c, absent.line) if f.code == "no-driver"]
+    if (verdict := insufficient_driver(c)) and verdict[0] == "no-driver":
+        found.append(c.finding("no-driver", verdict[1], verdict[2]))
+    if "cudaErrorNoDevice" in c.errors and not _old_gpu(c) and ev.other_gpus and not c.nvidia_named:
+        other = ev.other_gpus[0]
+        title = f"CUDA sees no NVIDIA GPU: the log names {other.value}"
+        found.append(c.finding("no-driver", title, (c.errors["cudaErrorNoDevice"], other.line)))
+    named_libraries = [f for f in library_findings(c) if f.library or f.code != "no-driver"]
+    if named_libraries and ev.other_gpus and not c.nvidia_named and not found:
+        # the CUDA libraries are missing because nothing of NVIDIA's is there: the only GPU named is AMD's / Intel's
+        other = ev.other_gpus[0]
+        title = f"the log names {other.value} and no NVIDIA GPU: CUDA needs an NVIDIA GPU and driver"
+        found.append(c.finding("no-driver", title, (other.line, ev.load_errors[0].line)))
+    return found
+
+
+def gpu_hidden(c: Case) -> list[Finding]:
+    ev = c.ev
+    found = [f for f in library_findings(c) if f.code == "gpu-hidden"]
+    absent = ev.signal("driver-absent")
+    if absent and not (ev.driver and ev.driver.version):
+        found += [f for f in _driver_absent(c, absent.line) if f.code == "gpu-hidden"]
+    if (verdict := insufficient_driver(c)) and verdict[0] == "gpu-hidden":
+        found.append(c.finding("gpu-hidden", verdict[1], verdict[2]))
+    if "cudaErrorNoDevice" in c.errors and not _old_gpu(c) and not (ev.other_gpus and not c.nvidia_named):
+        title = "CUDA sees no GPU (container without GPU access, or CUDA_VISIBLE_DEVICES)"
+        found.append(c.finding("gpu-hidden", title, (c.errors["cudaErrorNoDevice"], *ev.environment_lines[:2])))
+    env = ev.environment
+    for name, value in (
+        ("CUDA_VISIBLE_DEVICES", env.cuda_visible_devices),
+        ("NVIDIA_VISIBLE_DEVICES", env.nvidia_visible_devices),
+    ):
+        if value is not None and value.strip().lower() in HIDDEN_VALUES and (c.cuda_provider_failed or c.errors):
+            found.append(c.finding("gpu-hidden", f"{name}={value} hides every GPU from CUDA", (f"{name}={value}",)))
+    return found
+
+
+def driver_too_old(c: Case) -> list[Finding]:
+    ev = c.ev
+    found = []
+    verdict = insufficient_driver(c)
+    if verdict and verdict[0] == "driver-too-old":
+        found.append(c.finding("driver-too-old", verdict[1], verdict[2]))
+    if ev.signal("driver-old") and verdict is None and not ev.signal("driver-absent"):
+        title = "the log says the NVIDIA driver is too old for this CUDA build"
+        found.append(c.finding("driver-too-old", title, ev.lines("driver-old")))
+    driver_says = ev.driver.cuda_version if ev.driver else None
+    driver_cuda = version_major(driver_says) if driver_says else None
+    if driver_cuda is not None and c.build_cuda and driver_cuda < c.build_cuda[0]:
+        title = f"the driver supports CUDA {driver_says}; the build needs CUDA {c.build_cuda[0]}"
+        found.append(c.finding("driver-too-old", title, (ev.driver_line, c.build_cuda[1])))
+    return found
+
+
+def c_cpu_only(c: Case) -> Seen | None:
+    """A line showing that the onnxruntime in use has no CUDA provider: said so, or every provider list printed
+    lacks it. A bare list (`['CPUExecutionProvider']`) after the GPU build tried to load CUDA is the session's
+    providers after a fallback, not the build's."""
+    ev = c.ev
+    if said := ev.signal("cpu-only-build"):
+        return said
+    lists = [s for s in ev.providers if "CUDA" not in s.value and "Tensorrt" not in s.value]
+    if not ev.providers or len(lists) != len(ev.providers):
+        return None
+    explicit = [s for s in lists if P.AVAILABLE.search(s.line)]
+    if c.gpu_build and not explicit:
+        return None
+    return (explicit or lists)[0]
+
+
+def cpu_package_only(c: Case) -> list[Finding]:
+    found = [f for f in library_findings(c) if f.code == "cpu-package-only"]
+    if not c.gpu_build:  # only the CPU package listed (pip list, freeze, show)
+        listed = tuple(d.location or "" for d in c.ev.onnxruntime)
+        found += [f for f in package_findings(c.ev.onnxruntime, c.fixes, listed) if f.code == "cpu-package-only"]
+    cpu_only = c_cpu_only(c)
+    if cpu_only and not (c.ev.signal("autoupdate-cpu") and _gpu_package_named(c)):
+        title = "the onnxruntime in use has no CUDA provider (a CPU-only build)"
+        found.append(c.finding("cpu-package-only", title, (cpu_only.line,)))
+    elif c.ev.signal("autoupdate-cpu") and not _gpu_package_named(c):
+        title = "the application installed the CPU onnxruntime package (it has no CUDA provider)"
+        found.append(c.finding("cpu-package-only", title, c.ev.lines("autoupdate-cpu")))
+    return found
+
+
+def _gpu_package_named(c: Case) -> bool:
+    ev = c.ev
+    return bool(c.gpu_build or any(d.is_gpu for d in ev.onnxruntime) or ev.signal("gpu-package-named"))
+
+
+def cpu_and_gpu_installed(c: Case) -> list[Finding]:
+    ev = c.ev
+    listed = tuple(d.location or "" for d in ev.onnxruntime)
+    found = [f for f in package_findings(ev.onnxruntime, c.fixes, listed) if f.code == "cpu-and-gpu-installed"]
+    if ev.signal("autoupdate-cpu") and _gpu_package_named(c):
+        title = "the CPU onnxruntime package was installed beside onnxruntime-gpu (their files share one folder)"
+        found.append(
+            c.finding("cpu-and-gpu-installed", title, ev.lines("autoupdate-cpu") + ev.lines("gpu-package-named")[:1])
+        )
+    return found
+
+
+def package_files_missing(c: Case) -> list[Finding]:
+    if not c.ev.signal("package-broken"):
+        return []
+    title = (
+        "the onnxruntime package is broken (its module lacks its API): files are missing, typically after removing one "
+        "of two flavours"
+    )
+    return [c.finding("package-files-missing", title, c.ev.lines("package-broken"))]
+
+
+def cuda_major_mismatch(c: Case) -> list[Finding]:
+    found = [f for f in library_findings(c) if f.code == "cuda-major-mismatch"]
+    if (unnamed := unnamed_dependency(c)) is not None and unnamed.code == "cuda-major-mismatch":
+        found.append(unnamed)
+    if c.ev.signal("torch-other-cuda"):
+        title = "the torch beside onnxruntime-gpu brings CUDA libraries of another major than the build's"
+        found.append(c.finding("cuda-major-mismatch", title, c.ev.lines("torch-other-cuda")))
+    return found
+
+
+def cudnn_missing(c: Case) -> list[Finding]:
+    found = [f for f in library_findings(c) if f.code == "cudnn-missing"]
+    if (unnamed := unnamed_dependency(c)) is not None and unnamed.code == "cudnn-missing":
+        found.append(unnamed)
+    if c.ev.signal("cudnn-status"):
+        title = "cuDNN could not be initialised (missing, incomplete or mismatched)"
+        found.append(c.finding("cudnn-missing", title, c.ev.lines("cudnn-status"), "cudnn"))
+    return found
+
+
+def cuda_library_missing(c: Case) -> list[Finding]:
+    found = [f for f in library_findings(c) if f.code == "cuda-library-missing"]
+    if (unnamed := unnamed_dependency(c)) is not None and unnamed.code == "cuda-library-missing":
+        found.append(unnamed)
+    return found
+
+
+def library_not_on_path(c: Case) -> list[Finding]:
+    return [f for f in library_findings(c) if f.code == "library-not-on-path"]
+
+
+def msvc_runtime_missing(c: Case) -> list[Finding]:
+    found = [f for f in library_findings(c) if f.code == "msvc-runtime-missing"]
+    if c.ev.signal("dll-init-failed"):
+        title = (
+            "a DLL's initialisation failed (Windows error 1114): usually a missing or old Microsoft Visual C++ runtime"
+        )
+        found.append(c.finding("msvc-runtime-missing", title, c.ev.lines("dll-init-failed")))
+    if c.ev.signal("msvc-absent"):
+        found.append(
+            c.finding(
+                "msvc-runtime-missing", "the Microsoft Visual C++ runtime is not installed", c.ev.lines("msvc-absent")
+            )
+        )
+    return found
+
+
+def zlibwapi_missing(c: Case) -> list[Finding]:
+    return [f for f in library_findings(c) if f.code == "zlibwapi-missing"]
+
+
+def tensorrt_missing(c: Case) -> list[Finding]:
+    """TensorRT's failure; a warning when the CUDA provider failed too (that failure keeps the GPU unused, TensorRT
+    is optional) or when the session went on with CUDA."""
+    ev = c.ev
+    found = [f for f in library_findings(c) if f.code == "tensorrt-missing"]
+    if ev.signal("tensorrt-absent") or ev.signal("tensorrt-provider-failed"):
+        title = "TensorRT is not installed (or not found) for the TensorRT provider"
+        lines = ev.lines("tensorrt-absent") or ev.lines("tensorrt-provider-failed")
+        found.append(c.finding("tensorrt-missing", title, lines, "nvinfer"))
+    cuda_failed = c.cuda_provider_failed and not ev.signal("cuda-applied")
+    if found and cuda_failed:
+        return [Finding(f.code, "warning", f.title, f.evidence, f.fix, f.library) for f in found]
+    return found
+
+
+def unsupported_gpu_arch(c: Case) -> list[Finding]:
+    ev = c.ev
+    found = []
+    gpu = next((g for g in ev.gpus if g.compute_capability), None)
+    named = f"the {gpu.name} (compute capability {gpu.compute_capability})" if gpu else "this GPU's compute capability"
+    if "cudaErrorNoKernelImageForDevice" in c.errors:
+        title = f"the build has no GPU code for {named}"
+        found.append(
+            c.finding("unsupported-gpu-arch", title, (c.errors["cudaErrorNoKernelImageForDevice"], *ev.gpu_lines[:2]))
+        )
+    for status in ("CUBLAS_STATUS_INTERNAL_ERROR", "CUBLAS_STATUS_ARCH_MISMATCH"):
+        if status in c.cublas:
+            title = f"cuBLAS fails ({status}): its first call fails on a GPU the build has no kernels for ({named})"
+            found.append(c.finding("unsupported-gpu-arch", title, (c.cublas[status], *ev.gpu_lines[:2])))
+    if "cudaErrorNoDevice" in c.errors and (old := _old_gpu(c)):
+        title = f"the {old.name} (compute capability {old.compute_capability}) is not supported by this build's CUDA"
+        found.append(c.finding("unsupported-gpu-arch", title, (c.errors["cudaErrorNoDevice"], *ev.gpu_lines[:2])))
+    if (verdict := insufficient_driver(c)) and verdict[0] == "unsupported-gpu-arch":
+        found.append(c.finding("unsupported-gpu-arch", verdict[1], verdict[2]))
+    subject = arch_subject(c)
+    return [Finding(f.code, f.severity, f.title, f.evidence, c.fixes.for_code(f.code, None, subject)) for f in found]
+
+
+def _old_gpu(c: Case) -> Gpu | None:
+    supported = _supported_cc(c, c.build_cuda[0] if c.build_cuda else None)
+    return next(
+        (g for g in c.ev.gpus if g.compute_capability and supported and g.compute_capability not in supported), None
+    )
+
+
+def gpu_provider_failed(c: Case) -> list[Finding]:
+    ev = c.ev
+    if not ev.signal("provider-failed"):
+        return []
+    need = ""
+    if c.build_cuda and c.build_cudnn and ev.cudnn_required:
+        need = f" (it needs cuDNN {c.build_cudnn[0]}.* and CUDA {c.build_cuda[0]}.*)"
+    elif c.build_cuda:
+        need = f" (it needs CUDA {c.build_cuda[0]})"
+    title = f"the CUDA execution provider could not be created; ONNX Runtime fell back to the CPU{need}"
+    return [c.finding("gpu-provider-failed", title, ev.lines("provider-failed"))]
+
+
+def gpu_out_of_memory(c: Case) -> list[Finding]:
+    ev = c.ev
+    lines = ev.lines("out-of-memory") + tuple(
+        line
+        for name, line in (*c.errors.items(), *c.cublas.items())
+        if name in ("cudaErrorMemoryAllocation", "CUBLAS_STATUS_ALLOC_FAILED")
+    )
+    return [c.finding("gpu-out-of-memory", "the GPU ran out of memory", lines)] if lines else []
+
+
+def cuda_context_conflict(c: Case) -> list[Finding]:
+    lines = c.ev.lines("context-conflict") + (
+        (c.errors["cudaErrorInvalidResourceHandle"],) if "cudaErrorInvalidResourceHandle" in c.errors else ()
+    )
+    if not lines:
+        return []
+    title = "CUDA context conflict: TensorRT/pycuda and ONNX Runtime share one process without managing contexts"
+    return [c.finding("cuda-context-conflict", title, lines)]
+
+
+def gpu_results_differ(c: Case) -> list[Finding]:
+    lines = c.ev.lines("results-differ")
+    return [c.finding("gpu-results-differ", "the GPU's results differ from the CPU's", lines)] if lines else []
+
+
+def gpu_slower_than_cpu(c: Case) -> list[Finding]:
+    lines = _slower(c)
+    if not lines:
+        return []
+    title = "the GPU is slower than the CPU (host/device copies, first-run setup, or tiny work)"
+    return [c.finding("gpu-slower-than-cpu", title, lines, severity="warning")]
+
+
+def _slower(c: Case) -> tuple[str, ...]:
+    """Lines showing the GPU slower than the CPU: said in words, or timings where the GPU's is the larger."""
+    ev = c.ev
+    if ev.signal("gpu-faster"):
+        return ()
+    said = ev.lines("gpu-slower")
+    gpu = [t for t in ev.timings if t.device == "gpu"]
+    cpu = [t for t in ev.timings if t.device == "cpu"]
+    if any("onnxruntime-gpu" in t.line.lower() or "onnxruntime_gpu" in t.line.lower() for t in gpu):
+        cpu += [t for t in ev.timings if t.device == "package"]  # the two packages timed side by side
+    if gpu and cpu and min(t.seconds for t in gpu) > min(t.seconds for t in cpu):
+        return tuple(dict.fromkeys((*said, gpu[0].line, cpu[0].line)))
+    if said and not (gpu and cpu):
+        return said
+    return ()
+
+
+def nodes_on_cpu(c: Case) -> list[Finding]:
+    lines = c.ev.lines("nodes-on-cpu") + c.ev.lines("memcpy")
+    if not lines:
+        return []
+    title = "some nodes run on the CPU although a GPU provider was requested"
+    return [c.finding("nodes-on-cpu", title, lines, severity="info")]

@@ -1,0 +1,368 @@
+"""The log vocabulary: the wordings programs print for each kind of fact, grouped by what they show. Pure data.
+
+Patterns run on normalised lines (provisioner/doctor/normalize.py: prefixes gone, wrapped lines joined, quotes as
+ASCII). Every repeat is bounded ({0,N}) and none is nested, so a hostile line costs linear time. Facts that are
+tables live in the matrix, not here: CUDA and cuBLAS error numbers (cuda.yaml `errors`), GPU names (gpus.yaml),
+library names and families (standalone/libnames.py), which build needs which CUDA.
+"""
+
+from __future__ import annotations
+
+import re
+
+Q = r"[\"']"  # a quote (normalised to ASCII)
+LIB = r"[\w.+-]{1,120}\.(?:dll|so(?:\.\d{1,6}){0,4})"  # a library file name
+SO = r"[\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4}"
+
+# --- libraries: the one that failed to load and the one that is missing --------------------------------------
+# (loader, missing): "Failed to load library X with error: Y: cannot open", "Could not load library X. Error: Y:
+# cannot open", "Error loading "X" which depends on "Y" which is missing"
+LOADER_AND_MISSING = (
+    re.compile(
+        rf"(?:Failed to load|Could not load|Unable to load|cannot load) (?:shared )?(?:library |module )?{Q}?"
+        rf"(?<![\w.+-])({LIB}){Q}?[.,]?\s{{0,3}}(?:with error|Error|error)\s{{0,3}}:?\s{{0,3}}(?<![\w.+-])({SO})"
+        r"\s{0,4}:\s{0,4}(?:cannot open|file too short|invalid ELF|wrong ELF class)",
+        re.I,
+    ),
+    re.compile(rf"Error loading {Q}?[^\"'\n]{{0,300}}?(?<![\w.+-])({LIB}){Q}? which depends on {Q}?({LIB}){Q}?", re.I),
+)
+# a file that is missing itself
+MISSING = (
+    re.compile(
+        rf"(?<![\w.+-])({SO})\s{{0,4}}:\s{{0,4}}(?:cannot open shared object file|file too short|invalid ELF|"
+        r"wrong ELF class)",
+        re.I,
+    ),
+    re.compile(rf"{Q}?(?<![\w.+-])([\w.+-]{{1,120}}\.dll){Q}? which is missing", re.I),
+    re.compile(rf"error while loading shared libraries: (?<![\w.+-])({SO})", re.I),
+    re.compile(rf"(?<![\w.+-])({SO})\s{{0,4}}=>\s{{0,4}}not found", re.I),  # ldd
+    re.compile(rf"{Q}(?<![\w.+-])([\w.+-]{{1,120}}\.dll){Q} (?:not found|was not found)", re.I),
+    re.compile(
+        r"\b(?<![\w.+-])([\w.+-]{1,120}\.dll) (?:was not found|is missing|could not be found|not found|missing\b)", re.I
+    ),
+    re.compile(rf"Please make sure (?<![\w.+-])({LIB}) is in your library path", re.I),
+    re.compile(rf"Could not locate (?<![\w.+-])({LIB})", re.I),
+    re.compile(rf"kernel32\.LoadLibrary\(\):{Q}?(?<![\w.+-])({LIB}){Q}? not found", re.I),
+)
+# a library that was being loaded and failed, its missing dependency unnamed (Windows error 126, "Could not load
+# library X", "Failed to load library X")
+LOADING = (
+    re.compile(
+        rf"LoadLibrary failed with error \d{{1,5}} {Q}?[^\n]{{0,200}}? when trying to load {Q}?[^\"'\n]{{0,300}}?"
+        rf"(?<![\w.+-])({LIB}){Q}?",
+        re.I,
+    ),
+    re.compile(
+        rf"(?:Could not (?:load|locate|find)|Failed to load|Unable to load|cannot load) (?:shared )?"
+        rf"(?:library |module )?{Q}?(?<![\w.+-])({LIB})",
+        re.I,
+    ),
+    re.compile(rf"(?:unable to|failed to|could not|cannot) dlopen {Q}?(?<![\w.+-])({SO})", re.I),
+)
+SONAME_MAJOR = re.compile(r"\.so\.(\d{1,4})|(?:64|_)(\d{1,4})(?:_\d{1,4})?\.dll$", re.I)
+
+DLL_INIT = re.compile(
+    r"DLL initiali[sz]ation routine failed|动态链接库\s?\(DLL\)\s?初始化例程失败|WinError 1114|error 1114|"
+    r"DLL 初期化ルーチンの実行に失敗しました|ダイナミック リンク ライブラリ \(DLL\) 初期化ルーチン",
+    re.I,
+)
+MODULE_NOT_FOUND = re.compile(
+    r"LoadLibrary failed with error 126|error 126\b|Error code 126\b|The specified module could not be found|"
+    r"找不到指定的模块|指定されたモジュールが見つかりません|"
+    # the native module did not load (old releases only warned), so its names are missing: a dependency is
+    rf"cannot import name {Q}\w{{1,40}}{Q} from {Q}onnxruntime\.capi\._pybind_state",
+    re.I,
+)
+BAD_IMAGE = re.compile(r"error 193\b|is not a valid Win32 application|不是有效的 Win32 应用程序", re.I)
+MSVC_ABSENT = re.compile(
+    r"Visual C\+\+ (?:Redistributable|runtime)[^\n]{0,30}(?:is )?not installed|"
+    r"(?:missing|not installed|install)[^\n]{0,12} (?:the )?(?:Microsoft )?Visual C\+\+ Redistributable",
+    re.I,
+)
+
+# --- the provider: which build, and did it load ----------------------------------------------------------------
+# The CUDA provider library exists and was loaded (its dependency failed, or it reported a CUDA error): only a GPU
+# build has it. Windows' "CUDA_PATH is set but CUDA wasn't able to be loaded" is the GPU build's message too.
+GPU_BUILD = re.compile(
+    r"Failed to create CUDAExecutionProvider|CUDA_PATH is set but CUDA wasn'?t able to be loaded|"
+    r"(?:Failed to load library|LoadLibrary failed with error \d{1,5}[^\n]{0,200}when trying to load|Error loading)"
+    r"[^\n]{0,300}onnxruntime_providers_cuda\.(?:so|dll)[\"']?\s{0,3}(?:with error|which depends)|"
+    r"onnxruntime[/\\]core[/\\]providers[/\\]cuda[/\\]|cuda_call\.cc|cuda_execution_provider\.cc|"
+    r"TryGetProviderInfo_CUDA\][^\n]{0,300}with error: (?!libonnxruntime_providers_cuda)|"
+    r"CUDA (?:failure|error) \d|cudaError[A-Z]",
+    re.I,
+)
+PROVIDER_FAILED = re.compile(
+    r"Failed to create (CUDA|Tensorrt)ExecutionProvider|Failed to load (?:library|shared library)[^\n]{0,200}"
+    r"onnxruntime_providers_(cuda|tensorrt)|OrtSessionOptionsAppendExecutionProvider_(Cuda|Tensorrt)\w{0,4}: "
+    r"Failed to load shared library|Attempt to set CUDAExecutionProvider failed|"
+    r"CUDA_PATH is set but CUDA wasn'?t able to be loaded|"
+    r"(?:Current|Applied) providers: \['CPUExecutionProvider'\]|"
+    r"Failed to load shared library|onnxruntime_providers_(cuda|tensorrt)\.dll|"
+    r"Failed to start ONNX Runtime with CUDA|registering `?CUDAExecutionProvider`?[^\n]{0,20}(?:failed|error)",
+    re.I,
+)
+TENSORRT_FAILED = re.compile(
+    r"(?:EP Error|Failed to create|Failed to load)[^\n]{0,400}(?:Tensorrt|TensorRT)|"
+    r"when using \['TensorrtExecutionProvider'\]|onnxruntime_providers_tensorrt",
+    re.I,
+)
+# onnxruntime's Python fallback: "EP Error ... when using ['X', ...]" then "Falling back to ['Y', ...] and retrying."
+WHEN_USING = re.compile(r"when using \[([^\]\n]{0,300})\]", re.I)
+FALLING_BACK = re.compile(r"Falling back to \[([^\]\n]{0,300})\]", re.I)
+CUDA_APPLIED = re.compile(
+    r"(?:Applied|Current|Using|session) providers?:?\s{0,3}\[\s{0,3}'CUDAExecutionProvider'|"
+    r"Falling back to \['CUDAExecutionProvider'",
+    re.I,
+)
+CPU_ONLY_BUILD = re.compile(
+    r"(?:CUDA|GPU)(?: execution provider)? is not enabled in this build|CUDA execution provider is not enabled|"
+    r"not (?:compiled|built) with (?:CUDA|GPU)|compile (?:it )?with GPU|with GPU support|"
+    r"invalid choice: 'cuda' \(choose from 'cpu'\)|"
+    r"Specified provider '(?:CUDA|Tensorrt)ExecutionProvider' is not in available provider names|"
+    r"onnxruntime_providers_cuda\.(?:dll|so)['\"]?\s{0,3}(?:does not exist|not exist|is missing)|"
+    r"(?:lib)?onnxruntime_providers_cuda\.(?:dll|so)\s{0,3}:\s{0,3}cannot open shared object|"
+    # .NET / C: the loaded onnxruntime library has no CUDA entry point: a CPU build
+    r"(?:Unable to find an entry point|EntryPointNotFound|找不到名为|入口点)[^\n]{0,120}"
+    r"OrtSessionOptionsAppendExecutionProvider_CUDA|"
+    r"OrtSessionOptionsAppendExecutionProvider_CUDA[^\n]{0,80}(?:入口点|entry point)|"
+    # an application's own check of the available providers
+    r"GPU is not supported by your ONNX ?Runtime build|"
+    r"get_device\(\)[^\n]{0,20}(?:returns|=|:|->)\s{0,3}'CPU'",
+    re.I,
+)
+# ultralytics' requirement check installs the CPU package when it does not see "onnxruntime" installed
+AUTOUPDATE_CPU = re.compile(
+    r"requirements?[^\n]{0,40}\[?'onnxruntime'\]? not found, attempting AutoUpdate|"
+    r"pip install[^\n]{0,40}[\"']onnxruntime[\"'](?![-_])|"
+    # the same cause in words: the CPU package was installed (beside the GPU one)
+    r"install\w{0,6}[^\n]{0,30}(?:the )?(?:cpu[- ]version of onnxruntime|onnxruntime \((?:non-gpu|cpu)[^)\n]{0,12}\)|"
+    r"cpu[- ]only onnxruntime)",
+    re.I,
+)
+GPU_PACKAGE = re.compile(r"onnxruntime[-_.]gpu|OnnxRuntime\.Gpu", re.I)  # the GPU package named (installed, tried)
+PROVIDER_NAME = re.compile(r"\b(\w{2,20})ExecutionProvider\b")
+BRACKETED = re.compile(r"[\[(]([^\[\]()\n]{0,600})[\])]")
+NAMES_ONLY = re.compile(r"[\s>*•\-\[\](),.\"']{0,200}")  # what is left of a list once its names are taken out
+AVAILABLE = re.compile(r"availab|可用|build has|available lists", re.I)
+AFTER_HEADER = re.compile(r"providers?\s{0,3}(?:are|:|=)\s{0,3}([^\n]{0,600})$", re.I)
+
+# --- versions the log states ------------------------------------------------------------------------------------
+REQUIRE = re.compile(r"Require cuDNN (\d{1,2})[\d.*x]{0,8} and CUDA (\d{1,2})[\d.*x]{0,8}", re.I)
+# onnxruntime's preload_dlls() on the torch beside it: "The installed PyTorch 2.5.1+cu121 uses CUDA 12.x, but
+# onnxruntime-gpu is built with CUDA 13.x"
+TORCH_OTHER_CUDA = re.compile(
+    r"PyTorch\s\S{1,40}\suses CUDA (\d{1,2})[\d.x]{0,6}, but onnxruntime-gpu is built with CUDA (\d{1,2})", re.I
+)
+# a build named by its CUDA: "onnxruntime-win-x64-cuda12-1.17.1", "onnxruntime-gpu 11.8", "onnxruntime-gpu (CUDA 12)"
+BUILD_CUDA = re.compile(
+    r"onnxruntime[-_](?:linux|win|windows)[-_]x64[-_](?:gpu[-_])?cuda[-_]?(\d{2})|"
+    r"onnxruntime[-_]gpu\s{0,3}(?:==|for|built for|with|\(|:)?\s{0,3}(?:cuda\s{0,2})?(\d{2})\.\d(?!\.\d)|"
+    r"onnxruntime-gpu[^\n]{0,12}\bcu(\d{2})\d?\b",
+    re.I,
+)
+# a release asset or a stated version of ONNX Runtime: "onnxruntime-linux-x64-gpu-1.17.3", "ONNX Runtime version:
+# 1.10.0", "onnxruntime-gpu==1.19.0", "Microsoft.ML.OnnxRuntime.Gpu 1.17.1", "onnxruntime_gpu-1.8.0.jar"
+ORT_STATED = re.compile(
+    r"onnxruntime[-_](?:linux|win|windows|osx)[-_](?:x64|aarch64|arm64)[-_](gpu[-_]|cuda\d{0,2}[-_])?"
+    r"(1\.\d{1,2}(?:\.\d{1,2})?)|"
+    r"(?:ONNX ?Runtime|onnxruntime)([-_. ]gpu)?(?: version)?\s{0,3}(?:==|:|v|\s)\s{0,3}(1\.\d{1,2}(?:\.\d{1,2})?)\b|"
+    r"onnxruntime([-_]gpu)[-_](1\.\d{1,2}(?:\.\d{1,2})?)\.jar|OnnxRuntime(\.Gpu)\s{1,3}(1\.\d{1,2}(?:\.\d{1,2})?)",
+    re.I,
+)
+# the issue template of microsoft/onnxruntime: a header line, then its value on a following line
+TEMPLATE_HEADER = re.compile(
+    r"^#{0,4}\s{0,3}(ONNX Runtime Version or Commit ID|Execution Provider Library Version|OS Version|Platform|"
+    r"Architecture|ONNX Runtime API)\s{0,3}$",
+    re.I,
+)
+NVIDIA_SMI = re.compile(
+    r"Driver Version:\s{0,4}(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\s{0,40}(?:CUDA Version:\s{0,4}(\d{1,2}\.\d{1,2}|N/A))?",
+    re.I,
+)
+DRIVER_PROSE = re.compile(
+    r"(?:nvidia|driver|驱动)[^\n\d]{0,24}?\b(?:v|version\s)?(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I
+)
+CUDA_MAJOR_SAID = re.compile(r"\bcuda[ -]?(9|1[0-4])\b(?![.\d])", re.I)  # "I have CUDA 12", "cuda13": a major only
+NVCC = re.compile(
+    r"(?:release|nvcc[^\n\d]{0,30}|cuda[_ -]?toolkit[^\n\d]{0,12}|CUDA[\\/]v|cuda-|CUDA_PATH[^\n\d]{0,40}v"
+    r"|cuda[ _]?(?:version)?:?\s?|cuda\s?(?:is|=|==)\s?)(\d{1,2}\.\d)\b",
+    re.I,
+)
+TORCH_CUDA = re.compile(r"\btorch[\s=:-]{1,20}\d{1,2}\.\d{1,2}(?:\.\d{1,3})?\+cu(\d{2,3})\b|\+cu(\d{2,3})\b", re.I)
+CUDNN_STATED = re.compile(
+    r"cu?dnn(?:\s{0,3}(?:version|ver\.?|v)?\s{0,3}[:=]{0,2}\s{0,3}|[\w-]{0,12}\s{1,3})(\d{1,2}(?:\.\d{1,3}){0,3}|\d{4,5})"
+    r"(?![\w.])|cudnn(\d)-cuda|libcudnn(\d)\b",
+    re.I,
+)
+# "CUDA/cuDNN version: 10.2/8"
+CUDA_SLASH_CUDNN = re.compile(
+    r"CUDA\s?/\s?cu?DNN[^\n\d]{0,20}(\d{1,2}(?:\.\d{1,2})?)\s?/\s?(\d{1,2}(?:\.\d{1,3}){0,3}|\d{4,5})", re.I
+)
+DIST_BODY = (
+    r"(onnxruntime(?:[-_](?:gpu|directml|silicon|openvino|training))?|torch|tensorrt(?:[-_]cu\d{2})?|"
+    r"nvidia-[a-z-]{2,40}-cu\d{2}|nvidia-(?:cudnn|cublas|cuda-runtime|cufft|curand|cuda-nvrtc)|pycuda)"
+    r"(?:\s{1,40}|==|\s{0,3}@\s{0,3}\S{0,200}?\s{0,3})v?(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?(?:[.+-]?\w{1,20})?)\b"
+)
+TYPED_ROW = re.compile(r"^[\w.-]{1,80} v?\d[\w.+-]{0,40}$")  # one space between name and version: typed, not listed
+DIST_LINE = re.compile(r"^[\s>+*-]{0,6}" + DIST_BODY, re.I)
+DIST_NEXT = re.compile(r"\s{1,40}" + DIST_BODY, re.I)  # a wrapped listing: several rows on one line
+LISTING_ROW = re.compile(r"^[\w.-]{1,80}\s{1,40}v?\d{1,6}(?:[.+\w-]{0,40})$")  # `pip list`: a name and its version
+DIST_INSTALLED = re.compile(r"Successfully installed [^\n]{0,400}", re.I)
+DIST_IN_INSTALLED = re.compile(r"\b(onnxruntime(?:-gpu)?)-(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)\b", re.I)
+PIP_SHOW_NAME = re.compile(r"^Name:\s{0,4}(onnxruntime(?:[-_]gpu)?)\s{0,4}$", re.I)
+PIP_SHOW_VERSION = re.compile(r"^Version:\s{0,4}(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)", re.I)
+
+# --- the driver and the GPU ------------------------------------------------------------------------------------
+DRIVER_ABSENT = re.compile(
+    r"couldn't communicate with the NVIDIA driver|found no NVIDIA driver on your system|NVIDIA driver (?:is )?not "
+    r"(?:installed|loaded|found)|no NVIDIA (?:GPU|driver)|without an? NVIDIA|nvidia-smi: (?:command )?not found|"
+    r"(?:do not|don't|doesn't|does not) have an? (?:NVIDIA |CUDA[- ]capable )?(?:GPU|graphics card)|"
+    r"(?:no|without a) (?:dedicated |discrete )?(?:NVIDIA )?GPU (?:on|in) (?:this|my|the) (?:machine|computer|laptop|"
+    r"server|host)",
+    re.I,
+)
+DRIVER_OLD = re.compile(
+    r"driver(?: version)? (?:is |was )?(?:too (?:low|old)|insufficient|outdated)|"
+    r"(?:update|upgrade) (?:your |the )?(?:nvidia |gpu )?driver",
+    re.I,
+)
+DRIVER_MISMATCH = re.compile(
+    r"Driver/library version mismatch|unsupported display driver / cuda driver combination|"
+    r"forward compatibility was attempted on non supported HW",
+    re.I,
+)
+# the GPU is seen inside the container: nvidia-smi run there, or the user says it works there
+GPU_IN_CONTAINER = re.compile(
+    r"docker (?:run|exec)[^\n]{0,200}nvidia-smi|"
+    r"nvidia-smi[^\n]{0,80}(?:works|runs|shows|is fine|is ok|succeeds)[^\n]{0,40}(?:inside|in|within) (?:the |my |a )?"
+    r"(?:docker|container)|(?:inside|in|within) (?:the |my |a )?(?:docker|container)[^\n]{0,60}nvidia-smi"
+    r"[^\n]{0,40}(?:works|runs|shows|is fine|fine|ok\b|succeeds|lists|sees)|"
+    r"root@[0-9a-f]{12}:[^\n]{0,60}nvidia-smi",
+    re.I,
+)
+CONTAINER = re.compile(
+    r"\b(docker|podman|kubernetes|k8s|container|nvidia-container|devcontainer|\.dockerenv|"
+    r"nvidia/cuda:|nvcr\.io|compose\.ya?ml|unraid|truenas|容器)|hostname=[0-9a-f]{12}\b",
+    re.I,
+)
+CONTAINER_GPU = re.compile(
+    r"--gpus|runtime:\s{0,3}nvidia|--runtime=nvidia|deploy:[^\n]{0,20}devices|"
+    r"NVIDIA_VISIBLE_DEVICES|capabilities:\s{0,3}\[?\s{0,3}gpu",
+    re.I,
+)
+WSL = re.compile(r"\bWSL2?\b|microsoft-standard|/usr/lib/wsl", re.I)
+VISIBLE = re.compile(r"\b((?:CUDA|NVIDIA)_VISIBLE_DEVICES)\s{0,3}[=:]\s{0,3}[\"']?([\w,-]{0,40})", re.I)
+NVIDIA_GPU = re.compile(
+    r"\b(?:NVIDIA\s|GeForce\s|Quadro\s|Tesla\s){0,3}(?:(?:RTX|GTX|GT|MX|TITAN)\s?(?:PRO\s)?[A-Z]?\d{2,4}"
+    r"(?:\s?(?:Ti|SUPER|Ada))?|TITAN\s(?:RTX|V|Xp?)|"
+    r"(?<![\w.])(?:[ABHKLMPTV]\d{1,3}[GS]?|GB200|GH200)(?=[\s,)\-]|$))",
+    re.I,
+)
+OTHER_GPU = re.compile(
+    r"\b(?:AMD\s?)?Radeon\b[^\n,;)]{0,30}|\bRX\s?\d{3,4}(?:\s?XTX?)?\b|\bIntel\(R\)\s(?:UHD|Iris|HD)[^\n,;)]{0,30}|"
+    r"\bIntel\s(?:UHD|Iris|HD|Arc)\b[^\n,;)]{0,20}|\bAMD (?:GPU|graphics|cuda)\b|\bROCm\b|"
+    r"\[[+xX✓]\]\s{0,2}(?:AMD|Intel)\b",
+    re.I,
+)
+GPU_CONTEXT = re.compile(r"nvidia|tesla|gpu|cuda|显卡|device", re.I)
+
+# --- platform --------------------------------------------------------------------------------------------------
+WINDOWS = re.compile(r"\.dll\b|\b[A-Z]:\\|LoadLibrary|\bWindows\b|WinError|\.exe\b|\\AppData\\|win_amd64|win32", re.I)
+LINUX = re.compile(r"\.so\b|\.so\.\d|\bLinux\b|/usr/|/home/|/opt/|\bUbuntu\b|\bDebian\b|manylinux|linux_x86_64", re.I)
+MACOS = re.compile(r"\bmacOS\b|\bdarwin\b|macosx_|/Users/\w|/Volumes/|\bApple (?:M\d|Silicon)\b|\bMac ?OS\b", re.I)
+ARM = re.compile(r"\b(aarch64|arm64|ARM64|jetson|tegra|l4t|Orin|Xavier)\b", re.I)
+JETSON = re.compile(r"\b(jetson|tegra|l4t|jetpack)\b", re.I)
+PYTHON = re.compile(
+    r"\bPython\s?(3\.\d{1,2})(?:\.\d{1,3})?\b|\bpython(3\.\d{1,2})\b|\bcp3(\d{1,2})\b|\\Python3(\d{1,2})\\", re.I
+)
+PYTHON_32BIT = re.compile(r"\b32[ -]?bit\b|\bwin32\b(?!\s*(?:api|error))|\bx86\b(?![_-]64)", re.I)
+
+# --- packages --------------------------------------------------------------------------------------------------
+NOT_INSTALLED = re.compile(
+    rf"No module named {Q}onnxruntime{Q}|No module named {Q}onnxruntime\.capi|"
+    rf"DistributionNotFound: The {Q}onnxruntime|PackageNotFoundError: {Q}?onnxruntime|"
+    r"No matching distribution found for onnxruntime\b(?!-gpu)(?!_gpu)|"
+    rf"The {Q}?onnxruntime(?:[-_]gpu)?{Q}? distribution was not found",
+    re.I,
+)
+BROKEN_PACKAGE = re.compile(
+    rf"module {Q}onnxruntime{Q} has no attribute {Q}(?:InferenceSession|SessionOptions|"
+    rf"GraphOptimizationLevel|get_available_providers|get_device|set_default_logger_severity|capi){Q}|"
+    rf"cannot import name {Q}\w{{1,40}}{Q} from {Q}onnxruntime{Q} \(unknown location\)|"
+    r"onnxruntime\.capi\.onnxruntime_pybind11_state[^\n]{0,40}No module named",
+    re.I,
+)
+NO_WHEEL = re.compile(
+    r"No matching distribution found for (?:onnxruntime[-_]gpu|onnxruntime)|Could not find a version that "
+    r"satisfies the requirement onnxruntime|"
+    r"has no wheels with a(?: matching (?:Python ABI|platform|Python implementation)|\s{0,3}$)|"
+    r"is not a supported wheel on this platform|no wheels? (?:are |is )?(?:available|published) for|"
+    # uv: "Distribution `onnxruntime-gpu==1.20.2 @ registry+...` can't be installed because it doesn't have a
+    # source distribution or wheel for the current platform"
+    r"doesn'?t have a source distribution or wheel for the current platform|"
+    r"only has wheels for the following platforms",
+    re.I,
+)
+# pip's failure in the user's words, on a line about pip or the package
+NO_WHEEL_SAID = re.compile(
+    r"(?:pip|install|onnxruntime)[^\n]{0,80}(?:doesn'?t|does not|can'?t|cannot|couldn'?t|won'?t)(?: ever)? find "
+    r"(?:a |any )?(?:version|distribution|matching)",
+    re.I,
+)
+NO_TENSORRT = re.compile(
+    rf"No module named {Q}tensorrt|TensorRT (?:is )?not (?:installed|found)|install (?:the )?TensorRT librar",
+    re.I,
+)
+
+# --- runtime symptoms ------------------------------------------------------------------------------------------
+CUDA_ERROR_NUMBER = re.compile(
+    r"CUDA (?:failure|error)\s{0,3}(?:code\s{0,3})?[:=]?\s{0,3}(\d{1,4})\b|cudaError\w{0,40}\s{0,3}\(?(\d{1,4})\)?|"
+    r"error\s{0,2}==\s{0,2}cudaSuccess \((\d{1,4}) vs\. 0\)|error=(\d{1,4})\s{0,2}:",
+    re.I,
+)
+CUDA_ERROR_NAME = re.compile(r"\b(cudaError[A-Z]\w{1,40})")
+CUBLAS_ERROR = re.compile(r"CUBLAS (?:failure|error)\s{0,3}(\d{1,3})\b|\b(CUBLAS_STATUS_[A-Z_]{2,40})", re.I)
+OOM = re.compile(
+    r"out of memory|CUDA_ERROR_OUT_OF_MEMORY|Failed to allocate memory for requested buffer|"
+    r"CUDNN_STATUS_ALLOC_FAILED|BFCArena::AllocateRawInternal|显存不足",
+    re.I,
+)
+CONTEXT = re.compile(
+    r"invalid resource handle|pycuda\.autoinit|CUDA_ERROR_INVALID_CONTEXT|invalid device context", re.I
+)
+CUDNN_STATUS = re.compile(
+    r"CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED|CUDNN_STATUS_VERSION_MISMATCH|cudnnCreate\(",
+    re.I,
+)
+NODES_ON_CPU = re.compile(r"Some nodes were not assigned to the preferred execution providers", re.I)
+MEMCPY = re.compile(r"Memcpy nodes are added to the graph", re.I)
+SLOWER = re.compile(
+    r"(?:GPU|cuda)[^\n]{0,40}(?:slower|much slower|more slowly|慢|耗时更长|速度远小于|远慢于)|"
+    r"(?:slower|慢)[^\n]{0,20}(?:on|than|于)\s{0,3}(?:the\s)?(?:GPU|cuda)\b|"
+    r"CPU[^\n]{0,40}(?:faster than|快于)[^\n]{0,20}(?:GPU|cuda)|CPU\s?比\s?(?:GPU|cuda)[^\n]{0,6}快|"
+    r"比\s?cpu[^\n]{0,6}慢|"
+    r"GPU[^\n]{0,40}(?:time|时间|耗时)[^\n]{0,30}(?:more than|exceed|exceeding|longer than|greater than|大于|超过)"
+    r"[^\n]{0,20}CPU|onnxruntime/issues/13198|issue#13198",
+    re.I,
+)
+FASTER_GPU = re.compile(r"GPU[^\n]{0,40}faster than[^\n]{0,12}CPU|GPU[^\n]{0,20}比\s?CPU[^\n]{0,6}快", re.I)
+TIMING = re.compile(
+    r"\b(onnxruntime(?:[-_]gpu)?|GPU|CPU|cuda)\b[^\n\d]{0,40}?(\d{1,6}(?:\.\d{1,20})?)\s{0,2}"
+    r"(ms|毫秒|s|sec|seconds?|秒)(?![\w])",
+    re.I,
+)
+BARE_TIMING = re.compile(
+    r"(?:time|耗时|latency|took|elapsed)[^\n\d]{0,20}?(\d{1,6}(?:\.\d{1,20})?)\s{0,2}(ms|毫秒|s|sec|秒)?"
+    r"(?![\w.])",
+    re.I,
+)
+TIMING_HEADER = re.compile(r"^[#*\s]{0,6}(GPU|CPU|cuda)\b[^\d\n]{0,30}$", re.I)  # "GPU Test result", "## CPU"
+OTHER_FRAMEWORK = re.compile(r"torch|tensorflow|paddle", re.I)  # its timings are not ONNX Runtime's
+DIFFER = re.compile(
+    r"(?:results?|outputs?|inference)[^\n]{0,60}(?:differ|different|not (?:the )?same|inconsistent|not stable|"
+    r"unstable|mismatch|wrong)|(?:differ|different|inconsistent|wrong)[^\n]{0,30}(?:results?|outputs?)|"
+    r"(?:relative|absolute|max(?:imum)?) (?:diff|difference|error)|结果(?:不一致|不同|差异|有差别|不稳定|错误)|"
+    r"(?:精度|误差)[^\n]{0,10}(?:大|不一致)|not equal to tolerance",
+    re.I,
+)
