@@ -1,9 +1,11 @@
 """What every test shares.
 
 - The CLI is run one way: tests/support/cli.run_ortprov (a child process, as a user runs it).
-- No test reads or writes the user's cache: ORTPROV_CACHE_DIR points at a fresh folder for the session (a
-  `matrix update` the developer ran would otherwise change every plan). A test that needs its own cache sets
-  its own, as before.
+- No test reads or writes the user's cache: ORTPROV_CACHE_DIR points at a fresh folder for each test (a
+  `matrix update` the developer ran would otherwise change every plan; two tests, or two runs at once, would
+  share one). Module and session fixtures get a folder of their own for the session. A test that needs its own
+  cache sets its own, as before.
+- A test that needs PyPI (`network`) is end to end (`e2e`): the default run leaves both out.
 """
 
 from __future__ import annotations
@@ -13,6 +15,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Downloads are end to end: every `network` test is also `e2e`."""
+    for item in items:
+        if item.get_closest_marker("network") and not item.get_closest_marker("e2e"):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(autouse=True)
+def private_cache_per_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ORTPROV_CACHE_DIR of this test alone (and of every ortprov it starts)."""
+    monkeypatch.setenv("ORTPROV_CACHE_DIR", str(tmp_path_factory.mktemp("ortprov-cache")))
 
 
 @pytest.fixture(scope="session", autouse=True)

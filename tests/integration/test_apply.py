@@ -21,7 +21,7 @@ from tests.support.envs import children_of, clean_env, freeze, make_venv, tree_d
 from tests.support.index_server import Fault, IndexServer
 from tests.support.wheels import WheelSpec, build_wheels, ort_family
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 GPU_WHEEL = "onnxruntime_gpu-1.31.1-py3-none-any.whl"
 SWAP = (

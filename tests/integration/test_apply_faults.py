@@ -29,7 +29,7 @@ from tests.support.envs import clean_env, freeze, make_venv, tree_digest, venv_p
 from tests.support.index_server import Fault, IndexServer
 from tests.support.wheels import build_wheels, ort_family
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 STEPS = (
     Step("uninstall", ("onnxruntime",), "remove the CPU build"),

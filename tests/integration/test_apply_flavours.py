@@ -22,7 +22,7 @@ from tests.support.envs import clean_env, freeze, make_venv, tree_digest
 from tests.support.index_server import IndexServer
 from tests.support.wheels import build_wheels, ort_cpu, ort_family
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 GPU = "onnxruntime-gpu==1.31.1"
 PLAN = Plan(

@@ -29,6 +29,8 @@ from tests.support.envs import clean_env, freeze, make_venv, tree_digest, venv_p
 from tests.support.index_server import IndexServer
 from tests.support.wheels import build_wheels, ort_family
 
+pytestmark = pytest.mark.e2e
+
 SWAP = (Step("uninstall", ("onnxruntime", "onnxruntime-directml")), Step("install", ("onnxruntime-gpu==1.31.1",)))
 
 

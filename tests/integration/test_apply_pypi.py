@@ -16,7 +16,7 @@ import pytest
 from tests.support.cli import run_ortprov
 from tests.support.envs import REPO, clean_env, freeze, venv_python
 
-pytestmark = [pytest.mark.network, pytest.mark.slow]
+pytestmark = [pytest.mark.network, pytest.mark.e2e]
 
 H100 = ("--driver", "580.159.04", "--gpu-cc", "9.0")
 

@@ -22,7 +22,7 @@ from tests.support.gpu_stubs import DRIVER_LIBRARY, PLAIN_SESSION, era_wheels
 from tests.support.index_server import IndexServer
 from tests.support.wheels import build_wheels
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 H100 = ("--driver", "580.159.04", "--gpu-cc", "9.0", "--python", "3.11", "--platform", "linux-x86_64")
 ERAS = {

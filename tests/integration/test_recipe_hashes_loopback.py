@@ -29,6 +29,8 @@ from tests.support.index_server import IndexServer
 from tests.support.recipe_plans import cuda12_plan, host
 from tests.support.wheels import WheelSpec, build_wheels
 
+pytestmark = pytest.mark.e2e
+
 
 def family(folder: Path) -> list[Path]:
     """onnxruntime-gpu with an extra that pulls one NVIDIA wheel and a plain dependency, plus decoys."""

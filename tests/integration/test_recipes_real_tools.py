@@ -326,7 +326,7 @@ def build_image(
     return done, tag
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_dockerfile_builds_and_its_check_passes(debian_base_image: str, tmp_path: Path) -> None:
     done, tag = build_image(tmp_path, debian_base_image, "libcudnn.so.9")
     try:
@@ -359,7 +359,7 @@ def test_dockerfile_builds_and_its_check_passes(debian_base_image: str, tmp_path
         buildah("rmi", tag)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_dockerfile_build_fails_when_a_library_does_not_resolve(debian_base_image: str, tmp_path: Path) -> None:
     done, tag = build_image(tmp_path, debian_base_image, "libcudnn.so.8")  # the wrong cuDNN major
     buildah("rmi", tag)
@@ -368,7 +368,7 @@ def test_dockerfile_build_fails_when_a_library_does_not_resolve(debian_base_imag
     assert "ortprov check failed: libcudnn.so.9 does not resolve" in done.stdout + done.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_dockerfile_on_a_cuda_base_finds_the_libraries_of_the_base(debian_base_image: str, tmp_path: Path) -> None:
     """--base cuda: the image, not pip, supplies CUDA and cuDNN. Stands in for nvidia/cuda (not pullable here):
     the Debian base with the stub libraries in /usr/local/cuda/lib64, registered with the loader."""

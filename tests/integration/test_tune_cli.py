@@ -8,8 +8,12 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import run_ortprov
 from tests.support.rapidocr import CLS, DET, rapidocr_model
+
+pytestmark = pytest.mark.e2e
 
 
 def test_tune_cls_json_measures_the_cpu_and_reports_cuda_unavailable() -> None:

@@ -23,7 +23,7 @@ def _typer_floor() -> str:
     return found.group(1)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 @pytest.mark.network
 def test_the_oldest_allowed_typer_runs_the_cli(tmp_path: Path) -> None:
     venv = tmp_path / "venv"

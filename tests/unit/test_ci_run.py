@@ -1,4 +1,5 @@
-""".ci/run runs the README's "Set up" commands as written: it reads them from README.md, so they cannot drift."""
+""".ci/run runs the README's "Set up" and "The full suite" commands as written: it reads them from README.md, so
+they cannot drift."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ def ci_commands(root: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def setup_blocks(readme: str) -> list[str]:
-    """The fenced bash blocks of the README's "## Set up" section, as a reader sees them."""
-    section = readme.split("\n## Set up\n")[1].split("\n## ")[0]
+def readme_blocks(readme: str, heading: str = "Set up") -> list[str]:
+    """The fenced bash blocks of a README section, as a reader sees them."""
+    section = readme.split(f"\n## {heading}\n")[1].split("\n## ")[0]
     return [part.split("\n```")[0] for part in section.split("```bash\n")[1:]]
 
 
@@ -36,28 +37,31 @@ def test_ci_runs_exactly_the_readme_setup_blocks() -> None:
     assert done.returncode == 0, done.stderr
     commands = done.stdout.split("\0")[:-1]
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert commands == setup_blocks(readme)
-    install, tests = commands
+    assert commands == readme_blocks(readme) + readme_blocks(readme, "The full suite")
+    install, tests, full = commands
     assert "pip install ." in install and "ortprov plan" in install
     assert "pip install -e '.[dev]'" in tests and "python -m pytest" in tests
+    assert "python -m pytest" in full and "-m e2e" in full
 
 
 def test_ci_follows_the_readme_when_it_changes(tmp_path: Path) -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    changed = readme.replace("python -m pytest -q", "python -m pytest -q -x")
+    changed = readme.replace("python -m pytest -q -n auto", "python -m pytest -q -n auto -x")
     assert changed != readme
     done = ci_commands(checkout_with(tmp_path, changed))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\0")[1].endswith("python -m pytest -q -x")
+    assert done.stdout.split("\0")[1].endswith("python -m pytest -q -n auto -x")
 
 
 def test_ci_refuses_a_readme_whose_setup_it_cannot_read(tmp_path: Path) -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    extra = readme.replace("## Commands", "```bash\necho a third block\n```\n\n## Commands", 1)
+    extra = readme.replace("## The full suite", "```bash\necho a third block\n```\n\n## The full suite", 1)
     done = ci_commands(checkout_with(tmp_path / "three", extra))
     assert done.returncode == 2 and "found 3" in done.stderr and not done.stdout
     done = ci_commands(checkout_with(tmp_path / "none", readme.replace("## Set up", "## Setup")))
     assert done.returncode == 2 and 'no "## Set up" section' in done.stderr and not done.stdout
+    done = ci_commands(checkout_with(tmp_path / "nofull", readme.replace("## The full suite", "## Full")))
+    assert done.returncode == 2 and 'no "## The full suite" section' in done.stderr and not done.stdout
 
 
 def test_ci_uses_the_pip_that_venv_bundles() -> None:
