@@ -8,6 +8,7 @@ the first finding's code is the log's `primary` (null: no finding).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,10 @@ from provisioner.matrix.load import load_matrix
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 HELDOUT = LOGS / "heldout"
-ENTRY_KEYS = frozenset({"source", "language", "caller", "real", "primary", "codes", "why"})
+ENTRY_KEYS = frozenset({"source", "language", "caller", "real", "primary", "codes", "why"})  # and `repo`, optional
+LANGUAGES = ("en", "zh", "ja", "ru", "mixed")
+CALLERS = ("python", "c", "cpp", "csharp", "java", "rust", "node", "go", "unknown")
+_REPO = re.compile(r"github\.com/([^/\s]+/[^/\s#?]+)", re.I)
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,23 @@ class Outcome:
 def load_corpus(folder: Path) -> dict[str, dict]:
     """corpus.json of a folder."""
     return json.loads((folder / "corpus.json").read_text(encoding="utf-8"))
+
+
+def repo_of(entry: dict) -> str | None:
+    """The log's repository, lower case: its `repo` field, else the first GitHub address in its source."""
+    if entry.get("repo"):
+        return str(entry["repo"]).lower()
+    found = _REPO.search(entry.get("source", ""))
+    return found.group(1).lower() if found else None
+
+
+def heldout_repositories() -> frozenset[str]:
+    """The repositories whose logs are held out (tests/data/logs/heldout-repositories.txt), lower case."""
+    path = LOGS / "heldout-repositories.txt"
+    if not path.is_file():
+        return frozenset()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip().lower() for line in lines if line.strip() and not line.startswith("#"))
 
 
 def first_code(path: Path) -> str | None:
