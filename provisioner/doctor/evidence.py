@@ -291,6 +291,11 @@ class _Reader:
                 break
             self.add("dists", Seen(f"{name} {hit.group(2)}", line))
             hit = P.DIST_NEXT.match(raw, hit.end())
+        for hit in P.PIP_HAS.finditer(raw):
+            name, version = (hit.group(1), hit.group(2)) if hit.group(1) else (hit.group(3), hit.group(4))
+            self.add("dists", Seen(f"{name.lower().replace('_', '-')} {version}", line))
+        if P.BOTH_PACKAGES.search(raw):
+            self.signal("both-packages", line)
         if P.DIST_INSTALLED.search(raw):
             for name, version in P.DIST_IN_INSTALLED.findall(raw):
                 self.add("dists", Seen(f"{name.lower()} {version}", line))
@@ -387,6 +392,10 @@ class _Reader:
             self.signal("module-not-found", line)
         if P.BAD_IMAGE.search(raw):
             self.signal("bad-image", line)
+        if P.PYBIND_IMPORT.search(raw):
+            self.signal("pybind-import-failed", line)
+        if P.ZLIBWAPI.search(raw):
+            self.signal("zlibwapi-named", line)
 
     def missing(self, filename: str, line: str, seen: set[str], needed_by: str | None = None) -> None:
         if filename.lower() in seen:
@@ -396,7 +405,7 @@ class _Reader:
 
     def errors(self, raw: str, line: str, lower: str) -> None:
         for name in P.CUDA_ERROR_NAME.findall(raw):
-            self.add("errors", Seen(name, line))
+            self.add("errors", Seen(self.known_error(name), line))
         for hit in P.CUDA_ERROR_NUMBER.finditer(raw):
             number = int(next(g for g in hit.groups() if g))
             if number in self.numbers:
@@ -408,6 +417,23 @@ class _Reader:
             name = hit.group(2) or self.cublas_numbers.get(int(hit.group(1)))
             if name:
                 self.add("cublas", Seen(name.upper(), line))
+        for pattern, name in (
+            (P.CUDA_CALL_FAILED, "cuda-call-failed"),
+            (P.FORK, "fork"),
+            (P.NODE_FAILED, "node-failed"),
+            (P.CONTAINER_TOOLKIT, "container-toolkit"),
+        ):
+            if pattern.search(raw):
+                self.signal(name, line)
+
+    def known_error(self, name: str) -> str:
+        """A cudaError name as the matrix has it; one cut short (a truncated title: "cudaErrorNoK") is the one known
+        name it starts, where only one does."""
+        known = self.numbers.values()
+        if name in known or len(name) < 12:
+            return name
+        starting = [n for n in known if n.startswith(name)]
+        return starting[0] if len(starting) == 1 else name
 
     def providers(self, raw: str, line: str) -> None:
         if listed := _provider_list(self.wrapped + raw.lstrip() if self.wrapped else raw):
@@ -450,6 +476,10 @@ class _Reader:
                 self.signal(name, line)
         if P.DIFFER.search(raw) and re.search(r"gpu|cuda|cpu|显卡", raw, re.I):
             self.signal("results-differ", line)
+        if P.TINY_DIFFERENCE.search(raw):
+            self.signal("tiny-difference", line)
+        if P.NOT_ON_PATH_SAID.search(raw):
+            self.signal("not-on-path-said", line)
 
     def timings(self, raw: str, line: str, entry: Line) -> None:
         if P.OTHER_FRAMEWORK.search(raw):

@@ -10,6 +10,8 @@ registry (rules.RULES) lists them with the evidence each reads and its fix; rule
 
 from __future__ import annotations
 
+import re
+
 from provisioner.doctor import patterns as P
 from provisioner.doctor.case import Case, version_major
 from provisioner.doctor.evidence import LoadError, Seen
@@ -35,6 +37,9 @@ def _missing_library(c: Case, e: LoadError) -> Finding | None:
     if lower.startswith(_MSVC):
         return c.finding("msvc-runtime-missing", f"{name} (Microsoft Visual C++ runtime) is missing", lines)
     if "providers_cuda" in lower:
+        if re.search(rf"[/\\]{re.escape(name)}", line):  # looked for at a path: the build's file is elsewhere
+            title = f"{name} (the CUDA provider) is not where the program looks for it"
+            return c.finding("library-not-on-path", title, lines)
         return c.finding("cpu-package-only", f"{name} (the CUDA provider) is not there: a CPU-only onnxruntime", lines)
     if "providers_tensorrt" in lower:
         return c.finding("tensorrt-missing", f"{name} (the TensorRT provider) is not there", lines, "nvinfer")
@@ -48,7 +53,7 @@ def _missing_library(c: Case, e: LoadError) -> Finding | None:
         )
     if e.family is None:
         return None
-    if e.family == "cuda":
+    if e.family in ("cuda", "nvml"):  # the driver's own libraries
         found = _driver_absent(c, line)
         return found[0] if found else None
     if e.family == "zlibwapi":
@@ -165,12 +170,16 @@ def older_cudnn(c: Case) -> tuple[str, tuple[str, ...]] | None:
 
 
 def _driver_absent(c: Case, line: str) -> list[Finding]:
-    """No driver library: in a container the GPU was not passed in, else no driver is installed."""
+    """No driver library: in a container the GPU was not passed in, else no driver is installed (also when the
+    container toolkit itself, on the host, finds no driver)."""
     ev = c.ev
     env = ev.environment_lines[:1]
-    if ev.environment.container:
+    if ev.environment.container and not (toolkit := ev.signal("container-toolkit")):
         title = f"this {ev.environment.container} container sees no NVIDIA driver (no GPU access, or none on the host)"
         return [c.finding("gpu-hidden", title, (line, *env))]
+    if ev.environment.container and toolkit:
+        title = "the NVIDIA container toolkit finds no NVIDIA driver on the host"
+        return [c.finding("no-driver", title, (line, toolkit.line))]
     return [c.finding("no-driver", "no NVIDIA driver is loaded", (line, *env))]
 
 
@@ -323,6 +332,12 @@ def driver_library_mismatch(c: Case) -> list[Finding]:
                 "mixed driver install)"
             )
             found.append(c.finding("driver-library-mismatch", title, (c.errors[name],)))
+    if "cudaErrorUnknown" in c.errors:
+        title = (
+            "CUDA fails with an unknown error (999): the driver is in a broken state (its kernel module and libraries "
+            "out of step after an update, or the GPU after a suspend)"
+        )
+        found.append(c.finding("driver-library-mismatch", title, (c.errors["cudaErrorUnknown"],)))
     return found
 
 
@@ -358,6 +373,9 @@ def gpu_hidden(c: Case) -> list[Finding]:
     if "cudaErrorNoDevice" in c.errors and not _old_gpu(c) and not (ev.other_gpus and not c.nvidia_named):
         title = "CUDA sees no GPU (container without GPU access, or CUDA_VISIBLE_DEVICES)"
         found.append(c.finding("gpu-hidden", title, (c.errors["cudaErrorNoDevice"], *ev.environment_lines[:2])))
+    if "cudaErrorOperatingSystem" in c.errors and ev.environment.container:
+        title = f"CUDA may not use the device inside this {ev.environment.container} container (error 304)"
+        found.append(c.finding("gpu-hidden", title, (c.errors["cudaErrorOperatingSystem"], *ev.environment_lines[:1])))
     env = ev.environment
     for name, value in (
         ("CUDA_VISIBLE_DEVICES", env.cuda_visible_devices),
@@ -402,6 +420,9 @@ def c_cpu_only(c: Case) -> Seen | None:
 
 
 def cpu_package_only(c: Case) -> list[Finding]:
+    """A CPU-only build in use, unless both packages are installed (that is the cause, cpu-and-gpu-installed)."""
+    if cpu_and_gpu_installed(c):
+        return []
     found = [f for f in library_findings(c) if f.code == "cpu-package-only"]
     if not c.gpu_build:  # only the CPU package listed (pip list, freeze, show)
         listed = tuple(d.location or "" for d in c.ev.onnxruntime)
@@ -425,6 +446,9 @@ def cpu_and_gpu_installed(c: Case) -> list[Finding]:
     ev = c.ev
     listed = tuple(d.location or "" for d in ev.onnxruntime)
     found = [f for f in package_findings(ev.onnxruntime, c.fixes, listed) if f.code == "cpu-and-gpu-installed"]
+    if both := ev.signal("both-packages"):
+        title = "the CPU and GPU onnxruntime packages are installed together (the log says so; they share one folder)"
+        found.append(c.finding("cpu-and-gpu-installed", title, (both.line,)))
     if ev.signal("autoupdate-cpu") and _gpu_package_named(c):
         title = "the CPU onnxruntime package was installed beside onnxruntime-gpu (their files share one folder)"
         found.append(
@@ -471,7 +495,12 @@ def cuda_library_missing(c: Case) -> list[Finding]:
 
 
 def library_not_on_path(c: Case) -> list[Finding]:
-    return [f for f in library_findings(c) if f.code == "library-not-on-path"]
+    found = [f for f in library_findings(c) if f.code == "library-not-on-path"]
+    if said := c.ev.signal("not-on-path-said"):
+        library = "cudnn" if "cudnn" in said.line.lower() else None
+        title = "the CUDA libraries are installed but not on the loader's path (the log says so)"
+        found.append(c.finding("library-not-on-path", title, c.ev.lines("not-on-path-said"), library))
+    return found
 
 
 def msvc_runtime_missing(c: Case) -> list[Finding]:
@@ -481,6 +510,14 @@ def msvc_runtime_missing(c: Case) -> list[Finding]:
             "a DLL's initialisation failed (Windows error 1114): usually a missing or old Microsoft Visual C++ runtime"
         )
         found.append(c.finding("msvc-runtime-missing", title, c.ev.lines("dll-init-failed")))
+    import_failed = c.ev.signal("pybind-import-failed")
+    cuda_path = any("CUDA_PATH is set" in s.line for s in c.ev.signals if s.value == "provider-failed")
+    if import_failed and not c.ev.signal("dll-init-failed") and not cuda_path and not c.ev.load_errors:
+        title = (
+            "onnxruntime's Python module cannot load its DLLs (Windows): the Microsoft Visual C++ runtime is missing "
+            "or older than the build needs"
+        )
+        found.append(c.finding("msvc-runtime-missing", title, c.ev.lines("pybind-import-failed")))
     if c.ev.signal("msvc-absent"):
         found.append(
             c.finding(
@@ -491,7 +528,11 @@ def msvc_runtime_missing(c: Case) -> list[Finding]:
 
 
 def zlibwapi_missing(c: Case) -> list[Finding]:
-    return [f for f in library_findings(c) if f.code == "zlibwapi-missing"]
+    found = [f for f in library_findings(c) if f.code == "zlibwapi-missing"]
+    if not found and (named := c.ev.signal("zlibwapi-named")):
+        title = "zlibwapi.dll (needed by cuDNN 8 on Windows) is missing or unusable (the log names it)"
+        found.append(c.finding("zlibwapi-missing", title, c.ev.lines("zlibwapi-named") or (named.line,)))
+    return found
 
 
 def tensorrt_missing(c: Case) -> list[Finding]:
@@ -542,6 +583,9 @@ def _old_gpu(c: Case) -> Gpu | None:
 def gpu_provider_failed(c: Case) -> list[Finding]:
     ev = c.ev
     if not ev.signal("provider-failed"):
+        if ev.signal("node-failed"):
+            title = "a CUDA kernel of ONNX Runtime failed while running a node (the CUDA provider itself loaded)"
+            return [c.finding("gpu-provider-failed", title, ev.lines("node-failed"))]
         return []
     need = ""
     if c.build_cuda and c.build_cudnn and ev.cudnn_required:
@@ -563,6 +607,10 @@ def gpu_out_of_memory(c: Case) -> list[Finding]:
 
 
 def cuda_context_conflict(c: Case) -> list[Finding]:
+    ev = c.ev
+    if (fork := ev.signal("fork")) and ev.signal("cuda-call-failed"):
+        title = "CUDA fails in a forked process: CUDA initialised before fork() cannot be used in the child"
+        return [c.finding("cuda-context-conflict", title, (*ev.lines("cuda-call-failed")[:2], fork.line))]
     lines = c.ev.lines("context-conflict") + (
         (c.errors["cudaErrorInvalidResourceHandle"],) if "cudaErrorInvalidResourceHandle" in c.errors else ()
     )
@@ -573,6 +621,8 @@ def cuda_context_conflict(c: Case) -> list[Finding]:
 
 
 def gpu_results_differ(c: Case) -> list[Finding]:
+    if c.ev.signal("tiny-difference"):
+        return []  # differences at the fourth decimal or later: float rounding (TF32, kernel choice), not an error
     lines = c.ev.lines("results-differ")
     return [c.finding("gpu-results-differ", "the GPU's results differ from the CPU's", lines)] if lines else []
 

@@ -74,6 +74,14 @@ MODULE_NOT_FOUND = re.compile(
     re.I,
 )
 BAD_IMAGE = re.compile(r"error 193\b|is not a valid Win32 application|不是有效的 Win32 应用程序", re.I)
+# onnxruntime's Python module could not load (its own DLL or what it links: since 1.9 CUDA is loaded later, by
+# the provider, so what is missing is the Visual C++ runtime, or one too old: "procedure could not be found")
+PYBIND_IMPORT = re.compile(
+    r"DLL load failed while importing onnxruntime_pybind11_state|"
+    r"Cannot load onnxruntime\.capi\. Error: 'DLL load failed|onnxruntime_pybind11_state[^\n]{0,40}DLL load failed",
+    re.I,
+)
+ZLIBWAPI = re.compile(r"\bzlibwapi(?:64)?(?:\.dll)?\b", re.I)  # named at all: only its absence makes anyone name it
 MSVC_ABSENT = re.compile(
     r"Visual C\+\+ (?:Redistributable|runtime)[^\n]{0,30}(?:is )?not installed|"
     r"(?:missing|not installed|install)[^\n]{0,12} (?:the )?(?:Microsoft )?Visual C\+\+ Redistributable",
@@ -121,7 +129,6 @@ CPU_ONLY_BUILD = re.compile(
     r"invalid choice: 'cuda' \(choose from 'cpu'\)|"
     r"Specified provider '(?:CUDA|Tensorrt)ExecutionProvider' is not in available provider names|"
     r"onnxruntime_providers_cuda\.(?:dll|so)['\"]?\s{0,3}(?:does not exist|not exist|is missing)|"
-    r"(?:lib)?onnxruntime_providers_cuda\.(?:dll|so)\s{0,3}:\s{0,3}cannot open shared object|"
     # .NET / C: the loaded onnxruntime library has no CUDA entry point: a CPU build
     r"(?:Unable to find an entry point|EntryPointNotFound|找不到名为|入口点)[^\n]{0,120}"
     r"OrtSessionOptionsAppendExecutionProvider_CUDA|"
@@ -210,6 +217,30 @@ DIST_NEXT = re.compile(r"\s{1,40}" + DIST_BODY, re.I)  # a wrapped listing: seve
 LISTING_ROW = re.compile(r"^[\w.-]{1,80}\s{1,40}v?\d{1,6}(?:[.+\w-]{0,40})$")  # `pip list`: a name and its version
 DIST_INSTALLED = re.compile(r"Successfully installed [^\n]{0,400}", re.I)
 DIST_IN_INSTALLED = re.compile(r"\b(onnxruntime(?:-gpu)?)-(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)\b", re.I)
+# pip's own lines naming an installed distribution: "Found existing installation: onnxruntime 1.23.2",
+# "Requirement already satisfied: onnxruntime in /usr/lib/python3/site-packages (1.16.0)"
+PIP_HAS = re.compile(
+    r"Found existing installation: (onnxruntime(?:[-_]gpu)?) (\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)|"
+    r"Requirement already satisfied: (onnxruntime(?:[-_]gpu)?)(?:[=<>~!]{1,2}[\d.*]{1,20})? in [^\n(]{0,300}"
+    r"\((\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)\)",
+    re.I,
+)
+# both packages named as installed together: "installed both onnxruntime and onnxruntime-gpu", "pip install
+# onnxruntime-gpu onnxruntime", "onnxruntime and onnxruntime-gpu can not co-exist"; the CPU one said installed before
+_CPU_NAME = r"onnxruntime(?![-_.\w])"
+_GPU_NAME = r"onnxruntime[-_]gpu"
+BOTH_PACKAGES = re.compile(
+    rf"\bboth\b[^\n]{{0,30}}(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})|"
+    rf"(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})[^\n]{{0,40}}(?:co-?exist|together|"
+    rf"at the same time|both installed)|"
+    # one install command (a line of its own) naming both
+    rf"^[$>#%!]{{0,2}}\s{{0,3}}(?:python3?\s{{1,3}}-m\s{{1,3}})?(?:pip3?|uv pip|uv)\s{{1,3}}(?:install|add)\s{{1,3}}"
+    rf"(?:[-\w.=<>~\[\],'\"]{{1,60}}\s{{1,3}}){{0,6}}(?:{_CPU_NAME}[=<>~\d.'\"]{{0,20}}\s{{1,3}}"
+    rf"(?:[-\w.=<>~\[\],'\"]{{1,60}}\s{{1,3}}){{0,6}}{_GPU_NAME}|{_GPU_NAME}[=<>~\d.'\"]{{0,20}}\s{{1,3}}"
+    rf"(?:[-\w.=<>~\[\],'\"]{{1,60}}\s{{1,3}}){{0,6}}{_CPU_NAME})|"
+    r"already install\w{0,3} (?:the )?onnxruntime (?:cpu|\(cpu\))",
+    re.I,
+)
 PIP_SHOW_NAME = re.compile(r"^Name:\s{0,4}(onnxruntime(?:[-_]gpu)?)\s{0,4}$", re.I)
 PIP_SHOW_VERSION = re.compile(r"^Version:\s{0,4}(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)", re.I)
 
@@ -322,6 +353,34 @@ CUDA_ERROR_NUMBER = re.compile(
     re.I,
 )
 CUDA_ERROR_NAME = re.compile(r"\b(cudaError[A-Z]\w{1,40})")
+# a CUDA call failing (its error not named), and the process was forked: CUDA initialised before fork() is unusable
+CUDA_CALL_FAILED = re.compile(
+    r"CUDA error executing cuda\w{2,40}|cudaErrorInitializationError|initialization error", re.I
+)
+FORK = re.compile(r"\bmultiprocessing\b|\bos\.fork\(|\bfork\(\)|\bProcess\(target=|start_method|mp\.Pool\(", re.I)
+# a CUDA provider kernel failed while running a node (the provider loaded, one of its kernels failed)
+NODE_FAILED = re.compile(
+    r"(?:Non-zero status code returned while running|while running) \w{1,60} node[^\n]{0,300}"
+    r"(?:CUDA (?:failure|error)|CUDNN failure|CUDNN_STATUS|CUBLAS (?:failure|error)|CUBLAS_STATUS|cuda_call)",
+    re.I,
+)
+# differences stated at the fourth decimal place or later, or as 1e-5 and smaller: float rounding, not a wrong result
+TINY_DIFFERENCE = re.compile(
+    r"(?:to|at|from|in) (?:about |around |the )?(?:[4-9]|four|five|six|seven|eight|fifth|sixth|seventh|eighth)(?:th)? "
+    r"(?:decimal|digit|significant)|"
+    r"(?:decimal|digit)s? (?:place )?(?:[4-9]|four|five|six)\b|\b1e-0?(?:[5-9]|1\d)\b|\b0\.0000\d",
+    re.I,
+)
+# the user (or the thread) says the libraries are not on the loader's path
+NOT_ON_PATH_SAID = re.compile(
+    r"(?:cuda|cudnn|cublas|nvidia|libcu\w{0,20}|\.dll|\.so)[^\n]{0,60}(?:missing from|not (?:in|on|added to|"
+    r"included in)|isn'?t (?:in|on)|absent from|lack of)[^\n]{0,20}(?:LD_LIBRARY_PATH|\bPATH\b)|"
+    r"(?:lack of|missing|add(?:ing)?)\s(?:the\s)?(?:cuda|cudnn)[^\n]{0,40}(?:on|in|to) (?:the )?"
+    r"(?:LD_LIBRARY_PATH|\bPATH\b)|"
+    r"(?:cuda|cudnn)[^\n]{0,40}(?:没有|未)[^\n]{0,12}(?:加入|添加|加到)[^\n]{0,6}PATH",
+    re.I,
+)
+CONTAINER_TOOLKIT = re.compile(r"nvidia-container-cli|nvidia-container-runtime|OCI runtime create failed", re.I)
 CUBLAS_ERROR = re.compile(r"CUBLAS (?:failure|error)\s{0,3}(\d{1,3})\b|\b(CUBLAS_STATUS_[A-Z_]{2,40})", re.I)
 OOM = re.compile(
     r"out of memory|CUDA_ERROR_OUT_OF_MEMORY|Failed to allocate memory for requested buffer|"
