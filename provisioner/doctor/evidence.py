@@ -198,6 +198,7 @@ class _Reader:
         self.header: tuple[str, int] | None = None  # an issue template's header and where it was
         self.section: tuple[str, int] | None = None  # a timing section's device ("GPU Test result") and where
         self.using: str | None = None  # the providers of onnxruntime's last "EP Error ... when using [...]"
+        self.columns: tuple[list[str], int] | None = None  # a markdown table's header cells and where
 
     def add(self, key: str, value: object) -> None:
         self.f.setdefault(key, []).append(value)
@@ -481,7 +482,40 @@ class _Reader:
         if P.NOT_ON_PATH_SAID.search(raw):
             self.signal("not-on-path-said", line)
 
+    def table(self, raw: str, line: str, entry: Line) -> None:
+        """A markdown table of timings: device columns ("| model | CPU (ms) | CUDA (ms) |") or device rows under a
+        time column ("| provider | time |" then "| CPU | 12 |")."""
+        cells = [c.strip() for c in raw.strip().strip("|").split("|")]
+        if len(cells) < 2 or not raw.lstrip().startswith("|"):
+            self.columns = None
+            return
+        if all(set(c) <= set("-: ") for c in cells):
+            return  # the separator row
+        numbers = [P.TABLE_NUMBER.match(c) for c in cells]
+        if not any(numbers):  # a header row
+            self.columns = (cells, entry.last)
+            return
+        if self.columns is None or entry.first - self.columns[1] > 2 or P.OTHER_FRAMEWORK.search(raw):
+            return
+        header, _ = self.columns
+        self.columns = (header, entry.last)
+        row_device = next(
+            (m.group(1) for c in cells if not P.TABLE_NUMBER.match(c) and (m := P.TABLE_DEVICE.search(c))), None
+        )
+        for name, value in zip(header, numbers, strict=False):
+            if value is None:
+                continue
+            device = P.TABLE_DEVICE.search(name)
+            unit = value.group(2) or ("ms" if re.search(r"\bms\b|毫秒", name, re.I) else "s")
+            if device and not row_device:
+                self.add(
+                    "timings", Timing(_timing_device(device.group(1).lower()), _seconds(value.group(1), unit), line)
+                )
+            elif row_device and P.TABLE_TIME.search(name):
+                self.add("timings", Timing(_timing_device(row_device.lower()), _seconds(value.group(1), unit), line))
+
     def timings(self, raw: str, line: str, entry: Line) -> None:
+        self.table(raw, line, entry)
         if P.OTHER_FRAMEWORK.search(raw):
             return  # torch's or TensorFlow's timings are not ONNX Runtime's
         found = P.TIMING.findall(raw)
@@ -601,6 +635,8 @@ def _timing_device(word: str) -> str:
     onnxruntime-gpu is timed beside it)."""
     if word == "cpu":
         return "cpu"
+    if word in ("gpu", "cuda", "tensorrt", "trt"):
+        return "gpu"
     return "package" if word == "onnxruntime" else "gpu"
 
 

@@ -54,6 +54,9 @@ def _missing_library(c: Case, e: LoadError) -> Finding | None:
     if e.family is None:
         return None
     if e.family in ("cuda", "nvml"):  # the driver's own libraries
+        if c.ev.environment.wsl:  # WSL's driver libraries live in /usr/lib/wsl/lib: there, just not on the path
+            title = f"{name} (the Windows driver's CUDA library in WSL) is not on the loader's path (/usr/lib/wsl/lib)"
+            return c.finding("library-not-on-path", title, lines, "cuda")
         found = _driver_absent(c, line)
         return found[0] if found else None
     if e.family == "zlibwapi":
@@ -68,11 +71,17 @@ def _missing_library(c: Case, e: LoadError) -> Finding | None:
     library = "cublas" if e.family == "cublasLt" else e.family
     by = f" (needed by {e.needed_by})" if e.needed_by else ""
     mismatch = _wrong_major(c, e, library)
+    stated = c.ev.cuda_required[0] if c.ev.cuda_required and not c.ev.cudnn_required else None
+    needing = _cuda_majors_needing(c, e, library)
+    if mismatch is None and stated and needing and int(stated.value) not in needing:
+        # the package says it is built for CUDA 13 ("cuda-13", "onnxruntime-gpu (CUDA 13.1)"), its provider asks for a
+        # CUDA 12 library: the provider is another build than the package says
+        title = f"{name}{by} is a CUDA {min(needing)} library, but the build is said to be for CUDA {stated.value}"
+        return c.finding("cuda-major-mismatch", title, (*lines, stated.line), library)
     if mismatch:
         have, have_lines = mismatch
         title = f"{name}{by} is of another major than the {have} the log shows installed"
         return c.finding("cuda-major-mismatch", title, (*lines, *have_lines), library)
-    needing = _cuda_majors_needing(c, e, library)
     wheel_line = next(
         (
             ln
@@ -449,6 +458,13 @@ def cpu_and_gpu_installed(c: Case) -> list[Finding]:
     if both := ev.signal("both-packages"):
         title = "the CPU and GPU onnxruntime packages are installed together (the log says so; they share one folder)"
         found.append(c.finding("cpu-and-gpu-installed", title, (both.line,)))
+    stated = [s.value.split(" ", 1) + [s.line] for s in ev.ort_stated]
+    gpu_versions = {v for f, v, _ in stated if f == "onnxruntime-gpu"} | {d.version for d in ev.onnxruntime if d.is_gpu}
+    cpu_rows = [line for f, v, line in stated if f == "onnxruntime" and P.TYPED_ROW.fullmatch(line.strip(" -*"))]
+    if gpu_versions and cpu_rows:  # "onnxruntime 1.2.0" listed beside "onnxruntime-gpu 1.2.0"
+        title = "the CPU and GPU onnxruntime packages are both installed (the log lists both; they share one folder)"
+        gpu_line = next((line for f, v, line in stated if f == "onnxruntime-gpu"), listed[0] if listed else "")
+        found.append(c.finding("cpu-and-gpu-installed", title, (cpu_rows[0], gpu_line)))
     if ev.signal("autoupdate-cpu") and _gpu_package_named(c):
         title = "the CPU onnxruntime package was installed beside onnxruntime-gpu (their files share one folder)"
         found.append(

@@ -165,7 +165,8 @@ TORCH_OTHER_CUDA = re.compile(
 BUILD_CUDA = re.compile(
     r"onnxruntime[-_](?:linux|win|windows)[-_]x64[-_](?:gpu[-_])?cuda[-_]?(\d{2})|"
     r"onnxruntime[-_]gpu\s{0,3}(?:==|for|built for|with|\(|:)?\s{0,3}(?:cuda\s{0,2})?(\d{2})\.\d(?!\.\d)|"
-    r"onnxruntime-gpu[^\n]{0,12}\bcu(\d{2})\d?\b",
+    r"onnxruntime-gpu[^\n]{0,12}\bcu(\d{2})\d?\b|"
+    r"\bcuda[-_](1\d)\s(?:feature|build|variant|package)",  # a build chosen by its CUDA: "the cuda-13 feature"
     re.I,
 )
 # a release asset or a stated version of ONNX Runtime: "onnxruntime-linux-x64-gpu-1.17.3", "ONNX Runtime version:
@@ -407,7 +408,7 @@ SLOWER = re.compile(
 )
 FASTER_GPU = re.compile(r"GPU[^\n]{0,40}faster than[^\n]{0,12}CPU|GPU[^\n]{0,20}比\s?CPU[^\n]{0,6}快", re.I)
 TIMING = re.compile(
-    r"\b(onnxruntime(?:[-_]gpu)?|GPU|CPU|cuda)\b[^\n\d]{0,40}?(\d{1,6}(?:\.\d{1,20})?)\s{0,2}"
+    r"\b(onnxruntime(?:[-_]gpu)?|GPU|CPU|cuda)(?:ExecutionProvider)?\b[^\n\d]{0,40}?(\d{1,6}(?:\.\d{1,20})?)\s{0,2}"
     r"(ms|毫秒|s|sec|seconds?|秒)(?![\w])",
     re.I,
 )
@@ -417,6 +418,11 @@ BARE_TIMING = re.compile(
     re.I,
 )
 TIMING_HEADER = re.compile(r"^[#*\s]{0,6}(GPU|CPU|cuda)\b[^\d\n]{0,30}$", re.I)  # "GPU Test result", "## CPU"
+TABLE_DEVICE = re.compile(
+    r"\b(CPU|GPU|CUDA|TensorRT|TRT)(?:ExecutionProvider)?\b", re.I
+)  # a table column or row named by its device
+TABLE_TIME = re.compile(r"time|latency|耗时|时间|\bms\b|\(s\)|秒|sec", re.I)
+TABLE_NUMBER = re.compile(r"^\s{0,4}(\d{1,7}(?:\.\d{1,12})?)\s{0,2}(ms|毫秒|s|sec|秒)?\s{0,4}$", re.I)
 OTHER_FRAMEWORK = re.compile(r"torch|tensorflow|paddle", re.I)  # its timings are not ONNX Runtime's
 DIFFER = re.compile(
     r"(?:results?|outputs?|inference)[^\n]{0,60}(?:differ|different|not (?:the )?same|inconsistent|not stable|"

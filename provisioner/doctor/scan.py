@@ -4,8 +4,8 @@ The caller passes at most READ_LIMIT characters (the first and last half: `bound
 by shape (lower case, digits as 0: a run log's lines differ only in their numbers), scans each shape once per
 keyword with `bytes.find`, and returns at most SHAPE_LIMIT lines of each shape that holds a keyword, with their
 neighbours: the line after each (a wrapped line's continuation, a provider list under its header) and the lines
-under a short header ("GPU Test result", "### ONNX Runtime Version or Commit ID"). A line longer than LINE_LIMIT is
-kept as its two ends (a megabyte line is a data dump).
+under a short header ("GPU Test result", "### ONNX Runtime Version or Commit ID") or a table's header row. A line
+longer than LINE_LIMIT is kept as its two ends (a megabyte line is a data dump).
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def candidate_lines(text: str) -> list[tuple[int, str]]:
             number = bisect_right(starts, pos) - 1
             shape = distinct[number]
             members = groups[shape][:SHAPE_LIMIT]
-            span = HEADER_SPAN if len(shape.strip()) <= HEADER_WIDTH else 1
+            header = len(shape.strip()) <= HEADER_WIDTH or shape.lstrip().startswith(b"|")  # a table's header too
+            span = HEADER_SPAN if header else 1
             wanted.update(i + step for i in members for step in range(span + 1) if i + step < count)
             pos = joined.find(keyword, starts[number + 1])
     out: list[tuple[int, str]] = []
