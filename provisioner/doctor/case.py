@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from provisioner.doctor.evidence import LoadError, LogEvidence, Seen
+from provisioner.doctor.evidence import LoadError, LogEvidence, Seen, major_of
 from provisioner.doctor.fixes import Fixes
 from provisioner.findings import Finding
 from provisioner.matrix.model import Matrix, OrtBuild
@@ -108,6 +108,10 @@ class Case:
             name = seen.value.split(" ", 1)[0]
             if name.startswith("nvidia-") and "-cu" in name:
                 majors.setdefault(int(name.rsplit("-cu", 1)[1]), seen.line)
+        for seen in self.ev.files:  # libcudart.so.12, cublasLt64_13.dll on disk: that CUDA major is installed
+            number = major_of(seen.value)
+            if library_family(seen.value) in ("cudart", "cublas", "cublasLt", "nvrtc") and number and number.isdigit():
+                majors.setdefault(int(number), seen.line)
         return majors
 
     @cached_property
@@ -120,6 +124,9 @@ class Case:
             name, version = seen.value.split(" ", 1)
             if name.startswith("nvidia-cudnn") and (value := version_major(version)) is not None:
                 majors.setdefault(value, seen.line)
+        for seen in self.ev.files:  # libcudnn.so.9, cudnn64_9.dll on disk
+            if library_family(seen.value) == "cudnn" and (number := major_of(seen.value)) and number.isdigit():
+                majors.setdefault(int(number), seen.line)
         return majors
 
     # --- libraries ----------------------------------------------------------------------------------------------

@@ -91,6 +91,7 @@ class LogEvidence:
     cudnn_required: tuple[Seen, ...] = ()  # cuDNN majors the build needs ("Require cuDNN 9.*")
     load_errors: tuple[LoadError, ...] = ()  # files the loader could not open
     loading: tuple[Seen, ...] = ()  # libraries that failed to load for a dependency the log does not name
+    files: tuple[Seen, ...] = ()  # library files a listing shows on disk (find, ls, locate, dir)
     cuda_errors: tuple[Seen, ...] = ()  # cudaError_t names
     cublas_errors: tuple[Seen, ...] = ()  # CUBLAS_STATUS_ names
     providers: tuple[Seen, ...] = ()  # provider lists printed: "CPU,Azure"
@@ -199,6 +200,7 @@ class _Reader:
         self.section: tuple[str, int] | None = None  # a timing section's device ("GPU Test result") and where
         self.using: str | None = None  # the providers of onnxruntime's last "EP Error ... when using [...]"
         self.columns: tuple[list[str], int] | None = None  # a markdown table's header cells and where
+        self.device_call = False  # the previous line called get_device() (a REPL: its answer follows)
 
     def add(self, key: str, value: object) -> None:
         self.f.setdefault(key, []).append(value)
@@ -317,6 +319,13 @@ class _Reader:
             self.signal("autoupdate-cpu", line)
         if P.GPU_PACKAGE.search(raw):
             self.signal("gpu-package-named", line)
+        if P.BARE_CPU_ROW.match(raw):
+            self.signal("cpu-row", line)
+        if P.CPU_REMOVED_FIXED.search(raw):
+            self.signal("cpu-removed-fixed", line)
+        if self.device_call and (answer := P.DEVICE_ANSWER.match(raw.strip())):
+            self.signal("cpu-only-build" if answer.group(1) == "CPU" else "gpu-device", line)
+        self.device_call = bool(P.DEVICE_CALL.search(raw))
 
     def versions(self, raw: str, line: str, lower: str) -> None:
         for hit in P.REQUIRE.finditer(raw):
@@ -385,6 +394,7 @@ class _Reader:
                 if name.lower() not in seen:
                     seen.add(name.lower())
                     self.add("loading", Seen(name, line))
+        self.on_disk(raw, line)
         if P.DLL_INIT.search(raw):
             self.signal("dll-init-failed", line)
         if P.MSVC_ABSENT.search(raw):
@@ -397,6 +407,13 @@ class _Reader:
             self.signal("pybind-import-failed", line)
         if P.ZLIBWAPI.search(raw):
             self.signal("zlibwapi-named", line)
+
+    def on_disk(self, raw: str, line: str) -> None:
+        """Library files a listing shows present (find, ls, locate, dir): never on a line that reports an error."""
+        if P.NOT_FOUND_WORDS.search(raw) or P.COMMAND_LINE.search(raw):
+            return
+        for hit in P.FILE_ON_DISK.finditer(raw):
+            self.add("files", Seen(hit.group(1), line))
 
     def missing(self, filename: str, line: str, seen: set[str], needed_by: str | None = None) -> None:
         if filename.lower() in seen:
@@ -565,6 +582,7 @@ class _Reader:
             cudnn_required=tuple(f.get("cudnn_required", ())),
             load_errors=tuple(f.get("loads", ())),
             loading=tuple(f.get("loading", ())),
+            files=tuple(f.get("files", ())),
             cuda_errors=tuple(f.get("errors", ())),
             cublas_errors=tuple(f.get("cublas", ())),
             providers=tuple(f.get("providers", ())),

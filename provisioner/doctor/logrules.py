@@ -70,6 +70,10 @@ def _missing_library(c: Case, e: LoadError) -> Finding | None:
         return c.finding("tensorrt-missing", f"TensorRT cannot be loaded ({name})", lines, "nvinfer")
     library = "cublas" if e.family == "cublasLt" else e.family
     by = f" (needed by {e.needed_by})" if e.needed_by else ""
+    on_disk = next((s for s in c.ev.files if s.value.lower() == name.lower()), None)
+    if on_disk is not None:  # the log also shows the file on disk: installed, where the loader does not look
+        title = f"{name}{by} is on disk (the log lists it), but not where the loader looks"
+        return c.finding("library-not-on-path", title, (*lines, on_disk.line), library)
     mismatch = _wrong_major(c, e, library)
     stated = c.ev.cuda_required[0] if c.ev.cuda_required and not c.ev.cudnn_required else None
     needing = _cuda_majors_needing(c, e, library)
@@ -455,6 +459,10 @@ def cpu_and_gpu_installed(c: Case) -> list[Finding]:
     ev = c.ev
     listed = tuple(d.location or "" for d in ev.onnxruntime)
     found = [f for f in package_findings(ev.onnxruntime, c.fixes, listed) if f.code == "cpu-and-gpu-installed"]
+    cpu_named = ev.signal("cpu-row") or ev.signal("cpu-removed-fixed")
+    if cpu_named and _gpu_package_named(c):  # "onnxruntime" and "onnxruntime-gpu" rows; removing the CPU one fixed it
+        title = "the CPU and GPU onnxruntime packages were installed together (they share one folder)"
+        found.append(c.finding("cpu-and-gpu-installed", title, (cpu_named.line, *ev.lines("gpu-package-named")[:1])))
     if both := ev.signal("both-packages"):
         title = "the CPU and GPU onnxruntime packages are installed together (the log says so; they share one folder)"
         found.append(c.finding("cpu-and-gpu-installed", title, (both.line,)))
@@ -669,8 +677,9 @@ def _slower(c: Case) -> tuple[str, ...]:
 
 
 def nodes_on_cpu(c: Case) -> list[Finding]:
+    """Nodes placed on the CPU (info); a warning when the log also shows the GPU slow: they are its cause."""
     lines = c.ev.lines("nodes-on-cpu") + c.ev.lines("memcpy")
     if not lines:
         return []
     title = "some nodes run on the CPU although a GPU provider was requested"
-    return [c.finding("nodes-on-cpu", title, lines, severity="info")]
+    return [c.finding("nodes-on-cpu", title, lines, severity="warning" if _slower(c) else "info")]

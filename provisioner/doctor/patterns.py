@@ -59,6 +59,18 @@ LOADING = (
     ),
     re.compile(rf"(?:unable to|failed to|could not|cannot) dlopen {Q}?(?<![\w.+-])({SO})", re.I),
 )
+# a library file a listing shows on disk (find, ls, locate, dir): the line ends with its path
+FILE_ON_DISK = re.compile(
+    rf"(?:^|\s)(?:[A-Za-z]:)?[\\/.~]?[\w.+-]{{0,80}}[\\/](?:[\w.+ -]{{1,80}}[\\/]){{0,20}}({LIB})"
+    r"(?:\s{1,4}->\s{1,4}\S{1,200})?\s{0,4}$"
+)
+COMMAND_LINE = re.compile(  # a command that names a file (to link, copy, export it) does not show it is there
+    r"(?:^|[\s`'\"])(?:ln|cp|mv|rm|export|set|echo|chmod|patchelf|mklink)\s{1,4}-{0,2}\w", re.I
+)
+# a line reporting a failure names what is missing, not what is there
+NOT_FOUND_WORDS = re.compile(
+    r"cannot open|can't open|not found|missing|failed|error|unable|could not|no such|doesn'?t exist|not exist", re.I
+)
 SONAME_MAJOR = re.compile(r"\.so\.(\d{1,4})|(?:64|_)(\d{1,4})(?:_\d{1,4})?\.dll$", re.I)
 
 DLL_INIT = re.compile(
@@ -145,6 +157,17 @@ AUTOUPDATE_CPU = re.compile(
     # the same cause in words: the CPU package was installed (beside the GPU one)
     r"install\w{0,6}[^\n]{0,30}(?:the )?(?:cpu[- ]version of onnxruntime|onnxruntime \((?:non-gpu|cpu)[^)\n]{0,12}\)|"
     r"cpu[- ]only onnxruntime)",
+    re.I,
+)
+# the REPL's answer on the line after `ort.get_device()`: 'CPU' (a CPU build) or 'GPU'
+DEVICE_CALL = re.compile(r"get_device\(\)\s{0,3}\)?\s{0,3}$", re.I)
+DEVICE_ANSWER = re.compile(r"^['\"]?(CPU|GPU)['\"]?$")
+# a requirements list or a listing with bare names: one line "onnxruntime", another "onnxruntime-gpu"
+BARE_CPU_ROW = re.compile(r"^[-*+\s]{0,4}onnxruntime\s{0,2}(?:[<>=~!]=?\s{0,2}[\d.*]{1,20})?\s{0,4}$", re.I)
+# the fix that worked: removing the CPU package (while onnxruntime-gpu stays)
+CPU_REMOVED_FIXED = re.compile(
+    r"uninstall\w{0,3}[^\n]{0,30}\bonnxruntime\b(?![-_.\w])[^\n]{0,80}(?:fix|solv|work|resolv)|"
+    r"(?:fix|solv|resolv)\w{0,4}[^\n]{0,40}(?:by |after )?uninstall\w{0,3}[^\n]{0,20}\bonnxruntime\b(?![-_.\w])",
     re.I,
 )
 GPU_PACKAGE = re.compile(r"onnxruntime[-_.]gpu|OnnxRuntime\.Gpu", re.I)  # the GPU package named (installed, tried)

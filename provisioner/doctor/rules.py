@@ -182,11 +182,20 @@ def decide_log(ev: LogEvidence, fixes: Fixes, matrix: Matrix | None = None) -> l
     return rank(drop_generic(merge_findings(found)), case)
 
 
+# (cause, consequence): where both are found, the cause comes first whatever the codes' order
+CAUSES = (("nodes-on-cpu", "gpu-slower-than-cpu"),)
+
+
 def rank(findings: list[Finding], case: Case) -> list[Finding]:
-    """Errors before warnings before info; root causes before consequences (findings.CODES' order), except that a
-    CPU-only verdict ranks after the other errors once the log proves the GPU build loaded its CUDA provider."""
+    """Errors before warnings before info; root causes before consequences (findings.CODES' order, and CAUSES),
+    except that a CPU-only verdict ranks after the other errors once the log proves the GPU build loaded its CUDA
+    provider."""
     demoted = {"cpu-package-only"} if case.gpu_build else set()
-    order = {code: i for i, code in enumerate(CODES)}
+    order: dict[str, float] = {code: i for i, code in enumerate(CODES)}
+    present = {f.code for f in findings}
+    for cause, consequence in CAUSES:
+        if cause in present and consequence in present:
+            order[cause] = order[consequence] - 0.5
     return sorted(
         findings, key=lambda f: (SEVERITIES.index(f.severity), f.code in demoted, order.get(f.code, len(CODES)))
     )
