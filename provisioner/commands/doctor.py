@@ -158,13 +158,23 @@ def doctor(
             raise BadInput("--model and --log do not go together", hint="--log explains a log; it runs nothing")
         if not Path(tune_model).is_file():
             raise BadInput(f"model file {tune_model!r} does not exist", hint="pass the path of an .onnx file")
-    from provisioner.doctor import analyze_log, diagnose, is_healthy
+    from provisioner.doctor import diagnose, is_healthy
     from provisioner.render.doctor import DoctorResult
 
     if log is not None:
+        from provisioner.doctor.evidence import paste_next
+        from provisioner.doctor.rules import read_log_text
+
         read = read_log(log)
-        findings = tuple(analyze_log(read.text, python=target or "python", matrix=_matrix()))
-        return DoctorResult(findings, is_healthy(list(findings)), log_note=read.note)
+        found, evidence = read_log_text(read.text, python=target or "python", matrix=_matrix())
+        findings = tuple(found)
+        return DoctorResult(
+            findings,
+            is_healthy(found),
+            log_note=read.note,
+            log_read=evidence.summary(),
+            paste_next=paste_next(evidence),
+        )
 
     from provisioner.probe import detect_host
     from provisioner.probe.target import find_interpreter

@@ -31,6 +31,7 @@ __all__ = [
     "Seen",
     "Timing",
     "bounded",
+    "paste_next",
     "read_evidence",
 ]
 
@@ -127,7 +128,7 @@ class LogEvidence:
         ]
         facts += [f"other GPU: {s.value}" for s in self.other_gpus[:1]]
         facts += [f"installed: {s.value}" for s in self.distributions[:6]]
-        facts += [f"onnxruntime {s.value} (stated)" for s in self.ort_stated[:1]]
+        facts += [f"stated: {s.value}" for s in self.ort_stated[:1]]
         facts += [f"CUDA {s.value} (installed)" for s in _first_per_value(self.cuda_installed)[:2]]
         facts += [f"cuDNN {s.value} (installed)" for s in _first_per_value(self.cudnn_installed)[:2]]
         facts += [f"the build needs CUDA {s.value}" for s in _first_per_value(self.cuda_required)[:1]]
@@ -136,8 +137,50 @@ class LogEvidence:
         facts += [f"CUDA error: {s.value}" for s in _first_per_value(self.cuda_errors)[:2]]
         if self.environment.container:
             facts.append(f"runs in a {self.environment.container} container")
-        facts += [f"symptom: {name}" for name in dict.fromkeys(s.value for s in self.signals)][:4]
+        said = [SYMPTOMS[s.value] for s in self.signals if s.value in SYMPTOMS]
+        facts += [f"symptom: {words}" for words in dict.fromkeys(said)][:4]
         return tuple(facts)
+
+
+# the symptoms a summary names (the other signals are context: a package named, a fork, a header)
+SYMPTOMS = {
+    "provider-failed": "the CUDA provider failed",
+    "tensorrt-provider-failed": "the TensorRT provider failed",
+    "cpu-only-build": "a CPU-only onnxruntime in use",
+    "module-not-found": "a DLL/module not found (error 126)",
+    "dll-init-failed": "a DLL's initialisation failed (error 1114)",
+    "pybind-import-failed": "onnxruntime's module failed to import",
+    "not-installed": "onnxruntime not installed",
+    "no-wheel": "no wheel for the platform",
+    "out-of-memory": "out of memory",
+    "node-failed": "a CUDA kernel failed while running a node",
+    "nodes-on-cpu": "nodes assigned to the CPU",
+    "gpu-slower": "the GPU said to be slower",
+    "results-differ": "results said to differ",
+    "driver-absent": "no NVIDIA driver",
+    "driver-old": "the driver said to be too old",
+}
+
+
+def paste_next(ev: LogEvidence) -> tuple[str, ...]:
+    """What to paste next when nothing was recognised: the outputs that show the facts this log lacks, and the
+    program's own error."""
+    wanted = []
+    if not ev.onnxruntime and not ev.ort_stated:
+        wanted.append(
+            'python -c "import onnxruntime as ort; print(ort.__version__, ort.get_device(), '
+            'ort.get_available_providers())"'
+        )
+        wanted.append("python -m pip list  (the onnxruntime, nvidia-*, torch and tensorrt rows)")
+    if ev.driver is None:
+        wanted.append("nvidia-smi  (the driver, its CUDA version and the GPU)")
+    if not (ev.load_errors or ev.cuda_errors or any(s.value in SYMPTOMS for s in ev.signals)):
+        wanted.append(
+            "the program's whole error output, with ONNX Runtime's log on: "
+            "onnxruntime.set_default_logger_severity(0) before creating the session"
+        )
+    wanted.append("or run `ortprov doctor` on that machine: it probes the host and proves a real CUDA session")
+    return tuple(wanted)
 
 
 def _first_per_value(seen: tuple[Seen, ...]) -> list[Seen]:

@@ -145,13 +145,17 @@ def _continues(raw_a: str, raw_b: str, a: str, b: str, width: int | None) -> str
         return None
     if width is not None and len(raw_a) == width:  # a hard wrap at the paste's width: cut anywhere
         return " " if raw_a[-1:].isspace() or raw_b[:1].isspace() else ""
-    tail, head = _tail(a), _HEAD.match(b)
-    if tail and head:
-        whole = tail + head.group(0)
-        halves = _NAME.fullmatch(tail), _NAME.fullmatch(head.group(0))
+    if width is not None and len(raw_a) == width - 1 and b[:1].isalpha():
+        return " "  # cut at a space, which the copy dropped
+    tail, found = _tail(a), _HEAD.match(b)
+    head = found.group(0).rstrip(".") if found else ""
+    cut_in_word = not raw_a[-1:].isspace() and not raw_b[:1].isspace()  # a space at the cut: between words
+    if tail and head and cut_in_word:
+        whole = tail + head
+        halves = _NAME.fullmatch(tail), _NAME.fullmatch(head)
         if _NAME.fullmatch(whole) and not halves[0] and (not halves[1] or len(raw_a) >= WRAP_MIN):
             return ""  # "CUDAE" + "xecutionProvider"; a long line's "libcudnn_cnn_in" + "fer.so.8"
-        cut_major = head.group(0).isdigit() and b[head.end() :].lstrip().startswith(":")
+        cut_major = head.isdigit() and b[len(head) :].lstrip().startswith(":")
         if cut_major and _NAME.fullmatch(whole) and len(raw_a) >= WRAP_MIN:
             return ""  # "libcublasLt.so.1" + "1: cannot open shared object file"
     if raw_a.endswith(" ") and len(raw_a.rstrip()) >= WRAP_MIN:

@@ -131,8 +131,7 @@ TENSORRT_FAILED = re.compile(
 WHEN_USING = re.compile(r"when using \[([^\]\n]{0,300})\]", re.I)
 FALLING_BACK = re.compile(r"Falling back to \[([^\]\n]{0,300})\]", re.I)
 CUDA_APPLIED = re.compile(
-    r"(?:Applied|Current|Using|session) providers?:?\s{0,3}\[\s{0,3}'CUDAExecutionProvider'|"
-    r"Falling back to \['CUDAExecutionProvider'",
+    r"(?:Applied|Current|Using|session) providers?:?\s{0,3}\[\s{0,3}'CUDAExecutionProvider'",
     re.I,
 )
 CPU_ONLY_BUILD = re.compile(
@@ -216,7 +215,8 @@ DRIVER_PROSE = re.compile(
 )
 CUDA_MAJOR_SAID = re.compile(r"\bcuda[ -]?(9|1[0-4])\b(?![.\d])", re.I)  # "I have CUDA 12", "cuda13": a major only
 NVCC = re.compile(
-    r"(?:release|nvcc[^\n\d]{0,30}|cuda[_ -]?toolkit[^\n\d]{0,12}|CUDA[\\/]v|cuda-|CUDA_PATH[^\n\d]{0,40}v"
+    r"(?:compilation tools, release\s|release|nvcc[^\n\d]{0,30}|cuda[_ -]?toolkit[^\n\d]{0,12}|CUDA[\\/]v|cuda-|"
+    r"CUDA_PATH[^\n\d]{0,40}v"
     r"|cuda[ _]?(?:version)?:?\s?|cuda\s?(?:is|=|==)\s?)(\d{1,2}\.\d)\b",
     re.I,
 )

@@ -28,6 +28,7 @@ KEYWORDS = (
     *("aarch64", "arm64", "jetson", "windows", "linux", "ubuntu", "torch", "memory", "memcpy", "[+]", "[x]"),
     *("cp3", "result", "output", "diff", "slow", "faster", "stable", "tolerance", "version", "platform", "kernel"),
     *("entry point", "入口点", "autoupdate", "32 bit", "32-bit", "installed", "commit id", "速度", "inference"),
+    *("multiprocessing", "fork(", "zlibwapi", "nvml", "find ", "locate "),
 )
 _KEYWORD_BYTES = tuple(k.encode("utf-8") for k in KEYWORDS)
 _DIGITS = bytes.maketrans(b"0123456789", b"0000000000")

@@ -306,7 +306,9 @@ def _check_errors(matrix: Matrix, file: str) -> list[Problem]:
         problems += _sources(file, entry, error.sources)
         if not _ERROR_NAME.match(error.name):
             problems.append(
-                Problem(file, entry, f"name {error.name!r} is not a cudaError_t or cublasStatus_t name (cudaErrorNoDevice)")
+                Problem(
+                    file, entry, f"name {error.name!r} is not a cudaError_t or cublasStatus_t name (cudaErrorNoDevice)"
+                )
             )
         if error.number < 0:
             problems.append(Problem(file, entry, f"number {error.number} is negative"))
