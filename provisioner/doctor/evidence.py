@@ -183,6 +183,20 @@ def paste_next(ev: LogEvidence) -> tuple[str, ...]:
     return tuple(wanted)
 
 
+_DRIVER_WORDS = re.compile(
+    r"nvidia|driver|gpu|geforce|rtx|gtx|quadro|tesla|titan|radeon|intel|amd|rocm|device|smi|cuda|nvml|docker|"
+    r"container|显卡|驱动|\b[abhklmptv]\d{1,3}\b|gb200|gh200"
+)
+_PACKAGE_WORDS = re.compile(
+    r"onnx|ort|wheel|platform|pip|install|tensorrt|module|requirement|\buv\b|conda|distribution|version|package|"
+    r"nuget|jar|crate|get_device|^\W{0,4}\w{0,3}$"
+)
+_LIBRARY_WORDS = re.compile(
+    r"\.so|\.dll|dlopen|librar|module|error 1|126|1114|193|zlibwapi|pybind|visual c|vcruntime|msvc|找不到|初始化|"
+    r"モジュール|ルーチン|\.dylib"
+)
+
+
 def _first_per_value(seen: tuple[Seen, ...]) -> list[Seen]:
     return list({s.value: s for s in reversed(seen)}.values())[::-1]
 
@@ -252,16 +266,24 @@ class _Reader:
         self.add("signals", Seen(name, line))
 
     def read(self, entry: Line) -> None:
+        """Each topic reads the line only if one of its words is in it (a topic's patterns all need one)."""
         raw = entry.text.strip()
         line = _short(raw)
         lower = raw.lower()
+        digits = any(ch.isdigit() for ch in raw)
         self.platform(raw, line)
-        self.driver_and_gpus(raw, line, lower)
-        self.packages(raw, line)
-        self.versions(raw, line, lower)
-        self.libraries(raw, line)
-        self.errors(raw, line, lower)
-        self.providers(raw, line)
+        if _DRIVER_WORDS.search(lower):
+            self.driver_and_gpus(raw, line, lower)
+        if _PACKAGE_WORDS.search(lower):
+            self.packages(raw, line)
+        if digits:
+            self.versions(raw, line, lower)
+        if _LIBRARY_WORDS.search(lower):
+            self.libraries(raw, line)
+        if digits or "cuda" in lower or "cublas" in lower or "error" in lower:
+            self.errors(raw, line, lower)
+        if "provider" in lower or "cuda" in lower or "gpu" in lower or "cpu" in lower or "build" in lower:
+            self.providers(raw, line)
         self.symptoms(raw, line)
         self.timings(raw, line, entry)
 
@@ -478,14 +500,6 @@ class _Reader:
             name = hit.group(2) or self.cublas_numbers.get(int(hit.group(1)))
             if name:
                 self.add("cublas", Seen(name.upper(), line))
-        for pattern, name in (
-            (P.CUDA_CALL_FAILED, "cuda-call-failed"),
-            (P.FORK, "fork"),
-            (P.NODE_FAILED, "node-failed"),
-            (P.CONTAINER_TOOLKIT, "container-toolkit"),
-        ):
-            if pattern.search(raw):
-                self.signal(name, line)
 
     def known_error(self, name: str) -> str:
         """A cudaError name as the matrix has it; one cut short (a truncated title: "cudaErrorNoK") is the one known
@@ -525,6 +539,10 @@ class _Reader:
 
     def symptoms(self, raw: str, line: str) -> None:
         for pattern, name in (
+            (P.CUDA_CALL_FAILED, "cuda-call-failed"),
+            (P.FORK, "fork"),
+            (P.NODE_FAILED, "node-failed"),
+            (P.CONTAINER_TOOLKIT, "container-toolkit"),
             (P.OOM, "out-of-memory"),
             (P.CONTEXT, "context-conflict"),
             (P.CUDNN_STATUS, "cudnn-status"),
@@ -638,7 +656,14 @@ class _Reader:
 def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) -> LogEvidence:
     """The facts a log shows (`text` already bounded: see `bounded`)."""
     reader = _Reader(matrix)
+    seen: set[tuple[str, str]] = set()
+    previous = ""
     for entry in logical_lines(candidate_lines(text)):
+        pair = (previous, entry.text)
+        previous = entry.text
+        if pair in seen:
+            continue  # a line repeated after the same line (a warning per frame, a log pasted twice): nothing new
+        seen.add(pair)
         reader.template(entry.text.strip(), _short(entry.text), entry)
         reader.read(entry)
     return reader.evidence(cut)

@@ -99,6 +99,8 @@ def strip_prefixes(line: str) -> tuple[str, bool]:
     record = False
     for _ in range(_PASSES):
         before = line
+        if not _may_have_prefix(line):
+            break
         for pattern in _RECORD_PREFIXES:
             hit = pattern.match(line)
             if hit and hit.end() < len(line):
@@ -116,6 +118,16 @@ def strip_prefixes(line: str) -> tuple[str, bool]:
     if stripped[-1:] in _BORDERS:  # a rich box's right border
         line = stripped[:-1].rstrip()
     return line, record
+
+
+_PREFIX_STARTS = frozenset("[(|>.│┃║")
+
+
+def _may_have_prefix(line: str) -> bool:
+    """A cheap test before the prefix patterns: every prefix starts with a digit, a capital letter (a month, a log
+    level), a bracket, a bar, the prompt, a box border, or is a compose service's name followed by a bar."""
+    first = line[:1]
+    return first.isdigit() or first.isupper() or first in _PREFIX_STARTS or "|" in line[:140]
 
 
 def _table_end(raw: str) -> bool:

@@ -254,7 +254,12 @@ PIP_HAS = re.compile(
 _CPU_NAME = r"onnxruntime(?![-_.\w])"
 _GPU_NAME = r"onnxruntime[-_]gpu"
 BOTH_PACKAGES = re.compile(
-    rf"\bboth\b[^\n]{{0,30}}(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})|"
+    # "installed both onnxruntime and onnxruntime-gpu", "both onnxruntime and onnxruntime-gpu are installed" (not
+    # "I tried both": one after the other)
+    rf"(?:install\w{{0,4}}|hav(?:e|ing)|got)\s(?:\w{{1,12}}\s){{0,2}}both\b[^\n]{{0,30}}"
+    rf"(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})|"
+    rf"\bboth\b[^\n]{{0,30}}(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})[^\n]{{0,20}}"
+    rf"(?:are|were|is)?\s?(?:installed|present|in (?:the|my) (?:env|venv|environment))|"
     rf"(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})[^\n]{{0,40}}(?:co-?exist|together|"
     rf"at the same time|both installed)|"
     # one install command (a line of its own) naming both
