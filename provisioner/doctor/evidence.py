@@ -384,6 +384,10 @@ class _Reader:
             self.signal("autoupdate-cpu", line)
         if P.GPU_PACKAGE.search(raw):
             self.signal("gpu-package-named", line)
+        if P.CPU_INSTALL.search(raw):
+            self.signal("cpu-install-command", line)
+        if P.GPU_UNUSED.search(raw):
+            self.signal("gpu-unused", line)
         if P.BARE_CPU_ROW.match(raw):
             self.signal("cpu-row", line)
         if P.CPU_REMOVED_FIXED.search(raw):
@@ -599,6 +603,9 @@ class _Reader:
         found = P.TIMING.findall(raw)
         for device, value, unit in found:
             self.add("timings", Timing(_timing_device(device.lower()), _seconds(value, unit), line))
+        for device, value, _unit in P.RATE.findall(raw):  # a rate: the time of one item is its inverse
+            if float(value) > 0:
+                self.add("timings", Timing(_timing_device(device.lower()), 1.0 / float(value), line))
         if hit := P.TIMING_HEADER.match(raw):  # "GPU Test result": the timings under it are the GPU's
             self.section = (_timing_device(hit.group(1).lower()), entry.last)
             return

@@ -169,6 +169,20 @@ CPU_REMOVED_FIXED = re.compile(
     r"(?:fix|solv|resolv)\w{0,4}[^\n]{0,40}(?:by |after )?uninstall\w{0,3}[^\n]{0,20}\bonnxruntime\b(?![-_.\w])",
     re.I,
 )
+# an install command of the CPU package alone: pip/uv/poetry/conda, Maven's onnxruntime artifact, NuGet's CPU package
+CPU_INSTALL = re.compile(
+    r"(?:^|[\s!$>])(?:pip3?|uv pip|uv|poetry|conda|mamba)\s{1,3}(?:install|add)\s{1,3}(?:-{1,2}[\w-]{1,30}\s{1,3}){0,4}"
+    r"onnxruntime(?![-_.\w])(?![^\n]{0,80}onnxruntime[-_]gpu)|<artifactId>onnxruntime</artifactId>|"
+    r"PackageReference\s{1,3}Include=\"Microsoft\.ML\.OnnxRuntime\"|dotnet add package Microsoft\.ML\.OnnxRuntime\s",
+    re.I,
+)
+# the user says the GPU is not used (a symptom, not a cause)
+GPU_UNUSED = re.compile(
+    r"(?:not|never|doesn'?t|does not|isn'?t|is not|won'?t)\s(?:\w{1,12}\s){0,2}"
+    r"(?:use|using|run(?:ning)? on|utili[sz]\w{0,4})\s(?:the\s|my\s)?GPU|(?:runs?|running|only)\s(?:\w{1,12}\s){0,2}on\s(?:the\s)?CPU|"
+    r"CUDA(?:ExecutionProvider)?\s(?:is\s)?not\s(?:available|found|listed)",
+    re.I,
+)
 GPU_PACKAGE = re.compile(r"onnxruntime[-_.]gpu|OnnxRuntime\.Gpu", re.I)  # the GPU package named (installed, tried)
 PROVIDER_NAME = re.compile(r"\b(\w{2,20})ExecutionProvider\b")
 BRACKETED = re.compile(r"[\[(]([^\[\]()\n]{0,600})[\])]")
@@ -258,6 +272,10 @@ BOTH_PACKAGES = re.compile(
     # "I tried both": one after the other)
     rf"(?:install\w{{0,4}}|hav(?:e|ing)|got)\s(?:\w{{1,12}}\s){{0,2}}both\b[^\n]{{0,30}}"
     rf"(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})|"
+    rf"(?:have|had|has|installed)\s(?:\w{{1,10}}\s){{0,2}}[`'\"]?(?:{_CPU_NAME}[`'\"]?\s(?:and|&|\+|,)\s[`'\"]?{_GPU_NAME}|"
+    rf"{_GPU_NAME}[`'\"]?\s(?:and|&|\+|,)\s[`'\"]?{_CPU_NAME})|"
+    rf"(?:{_CPU_NAME}[`'\"]?\s(?:and|&|,)\s[`'\"]?{_GPU_NAME}|{_GPU_NAME}[`'\"]?\s(?:and|&|,)\s[`'\"]?{_CPU_NAME})"
+    rf"[`'\"]?\s(?:are|were)\s(?:both\s)?installed|"
     rf"\bboth\b[^\n]{{0,30}}(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})[^\n]{{0,20}}"
     rf"(?:are|were|is)?\s?(?:installed|present|in (?:the|my) (?:env|venv|environment))|"
     rf"(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})[^\n]{{0,40}}(?:co-?exist|together|"
@@ -423,7 +441,11 @@ CUDNN_STATUS = re.compile(
     r"CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED|CUDNN_STATUS_VERSION_MISMATCH|cudnnCreate\(",
     re.I,
 )
-NODES_ON_CPU = re.compile(r"Some nodes were not assigned to the preferred execution providers", re.I)
+NODES_ON_CPU = re.compile(
+    r"Some nodes were not assigned to the preferred execution providers|"
+    r"All nodes have been placed on \[CPUExecutionProvider\]|Node\(s\) placed on \[CPUExecutionProvider\]",
+    re.I,
+)
 MEMCPY = re.compile(r"Memcpy nodes are added to the graph", re.I)
 SLOWER = re.compile(
     r"(?:GPU|cuda)[^\n]{0,40}(?:slower|much slower|more slowly|慢|耗时更长|速度远小于|远慢于)|"
@@ -435,6 +457,11 @@ SLOWER = re.compile(
     re.I,
 )
 FASTER_GPU = re.compile(r"GPU[^\n]{0,40}faster than[^\n]{0,12}CPU|GPU[^\n]{0,20}比\s?CPU[^\n]{0,6}快", re.I)
+# a rate where a time would be: "GPU: 12 fps", "CPU 3.5 it/s" (higher is faster)
+RATE = re.compile(
+    r"\b(GPU|CPU|cuda)(?:ExecutionProvider)?\b[^\n\d]{0,40}?(\d{1,6}(?:\.\d{1,6})?)\s{0,2}(fps|it/s|img/s|images/s|帧)",
+    re.I,
+)
 TIMING = re.compile(
     r"\b(onnxruntime(?:[-_]gpu)?|GPU|CPU|cuda)(?:ExecutionProvider)?\b[^\n\d]{0,40}?(\d{1,6}(?:\.\d{1,20})?)\s{0,2}"
     r"(ms|毫秒|s|sec|seconds?|秒)(?![\w])",
