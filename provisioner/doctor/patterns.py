@@ -179,7 +179,8 @@ CPU_INSTALL = re.compile(
 # the user says the GPU is not used (a symptom, not a cause)
 GPU_UNUSED = re.compile(
     r"(?:not|never|doesn'?t|does not|isn'?t|is not|won'?t)\s(?:\w{1,12}\s){0,2}"
-    r"(?:use|using|run(?:ning)? on|utili[sz]\w{0,4})\s(?:the\s|my\s)?GPU|(?:runs?|running|only)\s(?:\w{1,12}\s){0,2}on\s(?:the\s)?CPU|"
+    r"(?:use|using|run(?:ning)? on|utili[sz]\w{0,4})\s(?:the\s|my\s)?GPU|"
+    r"(?:runs?|running|only)\s(?:\w{1,12}\s){0,2}on\s(?:the\s)?CPU|"
     r"CUDA(?:ExecutionProvider)?\s(?:is\s)?not\s(?:available|found|listed)",
     re.I,
 )
