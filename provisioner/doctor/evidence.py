@@ -189,11 +189,12 @@ _DRIVER_WORDS = re.compile(
 )
 _PACKAGE_WORDS = re.compile(
     r"onnx|ort|wheel|platform|pip|install|tensorrt|module|requirement|\buv\b|conda|distribution|version|package|"
-    r"nuget|jar|crate|get_device|^\W{0,4}\w{0,3}$"
+    r"nuget|jar|crate|get_device|cpu|gpu|^\W{0,4}\w{0,3}$"
 )
 _LIBRARY_WORDS = re.compile(
-    r"\.so|\.dll|dlopen|librar|module|error 1|126|1114|193|zlibwapi|pybind|visual c|vcruntime|msvc|找不到|初始化|"
-    r"モジュール|ルーチン|\.dylib"
+    r"\.so|\.dll|dlopen|librar|module|error 1|126|1114|193|zlibwapi|pybind|visual c|vcruntime|msvc|vc_?redist|"
+    r"vc\+\+|找不到|初始化|"
+    r"モジュール|ルーチン|\.dylib|c0000409|1073740791|3221226505|stack_buffer"
 )
 
 
@@ -258,6 +259,8 @@ class _Reader:
         self.using: str | None = None  # the providers of onnxruntime's last "EP Error ... when using [...]"
         self.columns: tuple[list[str], int] | None = None  # a markdown table's header cells and where
         self.device_call = False  # the previous line called get_device() (a REPL: its answer follows)
+        self.fetched: set[str] = set()  # onnxruntime flavours pip fetched or installed
+        self.both_fetched = False
 
     def add(self, key: str, value: object) -> None:
         self.f.setdefault(key, []).append(value)
@@ -285,6 +288,11 @@ class _Reader:
         if "provider" in lower or "cuda" in lower or "gpu" in lower or "cpu" in lower or "build" in lower:
             self.providers(raw, line)
         self.symptoms(raw, line)
+        if "cud" in lower:
+            if P.CUDNN_ABSENT_SAID.search(raw):
+                self.signal("cudnn-absent-said", line)
+            elif P.CUDA_ABSENT_SAID.search(raw):
+                self.signal("cuda-absent-said", line)
         self.timings(raw, line, entry)
 
     # --- topics ----------------------------------------------------------------------------------------------
@@ -300,7 +308,9 @@ class _Reader:
             self.jetson = self.jetson or bool(P.JETSON.search(raw))
         if self.container is None and not P.LISTING_ROW.fullmatch(raw) and (hit := P.CONTAINER.search(raw)):
             word = (hit.group(1) or "docker").lower()
-            self.container = word if word in ("podman", "kubernetes") else "docker"
+            kinds = {"k8s": "kubernetes", "kubectl": "kubernetes", "apptainer": "singularity"}
+            word = kinds.get(word, word)
+            self.container = word if word in ("podman", "kubernetes", "singularity", "enroot") else "docker"
             self.add("env_lines", line)
         if P.CONTAINER_GPU.search(raw):
             self.add("flags", line)
@@ -352,7 +362,8 @@ class _Reader:
         hit = P.DIST_LINE.match(raw)
         while hit:
             name = hit.group(1).lower().replace("_", "-")
-            if name == "onnxruntime" and P.TYPED_ROW.fullmatch(hit.group(0).strip()) and hit.end() == len(raw.rstrip()):
+            typed = P.TYPED_ROW.fullmatch(hit.group(0).strip()) and not P.TREE_ROW.match(raw)
+            if name == "onnxruntime" and typed and hit.end() == len(raw.rstrip()):
                 # "onnxruntime 1.18.1" written as a sentence is the version the user means, not pip's row of the CPU
                 # package (pip list pads its columns, freeze writes ==, conda adds a build)
                 self.add("ort_stated", Seen(f"{name} {hit.group(2)}", line))
@@ -360,10 +371,12 @@ class _Reader:
             self.add("dists", Seen(f"{name} {hit.group(2)}", line))
             hit = P.DIST_NEXT.match(raw, hit.end())
         for hit in P.PIP_HAS.finditer(raw):
-            name, version = (hit.group(1), hit.group(2)) if hit.group(1) else (hit.group(3), hit.group(4))
+            groups = hit.groups()
+            name, version = next((groups[i], groups[i + 1]) for i in range(0, len(groups), 2) if groups[i])
             self.add("dists", Seen(f"{name.lower().replace('_', '-')} {version}", line))
         if P.BOTH_PACKAGES.search(raw):
             self.signal("both-packages", line)
+        self.pip_fetching(raw, line)
         if P.DIST_INSTALLED.search(raw):
             for name, version in P.DIST_IN_INSTALLED.findall(raw):
                 self.add("dists", Seen(f"{name.lower()} {version}", line))
@@ -388,6 +401,8 @@ class _Reader:
             self.signal("cpu-install-command", line)
         if P.GPU_UNUSED.search(raw):
             self.signal("gpu-unused", line)
+        if P.NODE_PACKAGE.search(raw):
+            self.signal("node-package", line)
         if P.BARE_CPU_ROW.match(raw):
             self.signal("cpu-row", line)
         if P.CPU_REMOVED_FIXED.search(raw):
@@ -395,6 +410,25 @@ class _Reader:
         if self.device_call and (answer := P.DEVICE_ANSWER.match(raw.strip())):
             self.signal("cpu-only-build" if answer.group(1) == "CPU" else "gpu-device", line)
         self.device_call = bool(P.DEVICE_CALL.search(raw))
+
+    def pip_fetching(self, raw: str, line: str) -> None:
+        """pip fetching or installing onnxruntime's flavours: a wheel's file name is a listed distribution; both
+        flavours fetched (or installed together) are both installed."""
+        names: list[str] = []
+        if hit := P.PIP_COLLECTING.match(raw):
+            names.append(hit.group(1))
+        for hit in P.WHEEL_FILE.finditer(raw):
+            names.append(hit.group(1))
+            self.add("dists", Seen(f"{hit.group(1).lower().replace('_', '-')} {hit.group(2)}", line))
+        if hit := P.INSTALLING_COLLECTED.search(raw):
+            names += [n.strip() for n in hit.group(1).split(",") if n.strip().lower().startswith("onnxruntime")]
+        for name in names:
+            flavour = name.lower().replace("_", "-")
+            if flavour in ("onnxruntime", "onnxruntime-gpu"):
+                self.fetched.add(flavour)
+        if names and len(self.fetched) == 2 and not self.both_fetched:
+            self.both_fetched = True
+            self.signal("both-packages", line)
 
     def versions(self, raw: str, line: str, lower: str) -> None:
         for hit in P.REQUIRE.finditer(raw):
@@ -476,6 +510,8 @@ class _Reader:
             self.signal("pybind-import-failed", line)
         if P.ZLIBWAPI.search(raw):
             self.signal("zlibwapi-named", line)
+        if P.WINDOWS_ABORT.search(raw):
+            self.signal("windows-abort", line)
 
     def on_disk(self, raw: str, line: str) -> None:
         """Library files a listing shows present (find, ls, locate, dir): never on a line that reports an error."""
@@ -547,6 +583,8 @@ class _Reader:
             (P.FORK, "fork"),
             (P.NODE_FAILED, "node-failed"),
             (P.CONTAINER_TOOLKIT, "container-toolkit"),
+            (P.NO_GPU_RUNTIME, "no-gpu-runtime"),
+            (P.NVML_UNKNOWN, "nvml-unknown"),
             (P.OOM, "out-of-memory"),
             (P.CONTEXT, "context-conflict"),
             (P.CUDNN_STATUS, "cudnn-status"),

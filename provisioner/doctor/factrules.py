@@ -10,6 +10,9 @@ from provisioner.doctor.fixes import Fixes
 from provisioner.facts import DriverInfo, OrtDist, RuntimeEnvironment
 from provisioner.findings import Finding
 
+# CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES values that hide every GPU (set but empty hides them too)
+HIDDEN_VALUES = frozenset({"", "-1", "none", "void", "nodevfiles"})
+
 
 def driver_findings(driver: DriverInfo, environment: RuntimeEnvironment, fixes: Fixes) -> list[Finding]:
     """A driver whose libraries differ from the kernel module, or no driver (in a container: no GPU passed in)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from provisioner.doctor.factrules import driver_findings, driver_vs_build, library_code, package_findings
+from provisioner.doctor.factrules import HIDDEN_VALUES, driver_findings, driver_vs_build, library_code, package_findings
 from provisioner.doctor.fixes import Fixes
 from provisioner.doctor.rules import analyze_log
 from provisioner.errors import NoCompatiblePlan
@@ -29,7 +29,6 @@ __all__ = ["Finding", "diagnose", "is_healthy"]
 LOADER_SOURCES = frozenset(
     {"ld_library_path", "ldconfig", "cuda_toolkit", "path", "cuda_path", "system", "wsl", "conda"}
 )  # conda: the env's python carries RPATH $ORIGIN/../lib, which every dlopen in the process uses
-HIDDEN_VALUES = frozenset({"", "-1", "none", "void", "nodevfiles"})
 # distributions that create their own CUDA context (pycuda; TensorRT's Python package, any CUDA major)
 _CONTEXT_MAKERS = re.compile(r"^(pycuda|tensorrt(-cu\d+)?)$")
 

@@ -15,13 +15,12 @@ import re
 from provisioner.doctor import patterns as P
 from provisioner.doctor.case import Case, version_major
 from provisioner.doctor.evidence import LoadError, Seen
-from provisioner.doctor.factrules import package_findings
+from provisioner.doctor.factrules import HIDDEN_VALUES, package_findings
 from provisioner.facts import Gpu
 from provisioner.findings import Finding
 from provisioner.matrix.query import newest_cuda_for_driver
 from provisioner.versions import vtuple
 
-HIDDEN_VALUES = frozenset({"-1", "none", "void", "nodevfiles"})  # CUDA/NVIDIA_VISIBLE_DEVICES that hide every GPU
 _MSVC = ("vcruntime", "msvcp", "api-ms-win-crt")
 
 
@@ -153,6 +152,17 @@ def unnamed_dependency(c: Case) -> Finding | None:
     if older := older_cudnn(c):
         title, used = older
         return c.finding("cudnn-missing", title, (*lines[:2], *used), "cudnn")
+    if newer := newer_driver_cuda(c):
+        title, used = newer
+        return c.finding("cuda-major-mismatch", title, (*lines[:2], *used))
+    if ev.signal("msvc-absent"):
+        return None  # the dependency is the MSVC runtime: its own rule says so
+    if said := ev.signal("cudnn-absent-said"):
+        title = "the CUDA provider cannot load its dependencies, and the log says cuDNN is not installed"
+        return c.finding("cudnn-missing", title, (*lines[:2], said.line), "cudnn")
+    if said := ev.signal("cuda-absent-said"):
+        title = "the CUDA provider cannot load its dependencies, and the log says the CUDA toolkit is not installed"
+        return c.finding("cuda-library-missing", title, (*lines[:2], said.line))
     if module:
         title = "a DLL the CUDA provider depends on is missing (Windows error 126: CUDA, cuDNN or the MSVC runtime)"
         return c.finding("cuda-library-missing", title, lines)
@@ -170,6 +180,22 @@ def build_mismatch(c: Case) -> tuple[str, tuple[str, ...]] | None:
         shown = ", ".join(map(str, sorted(have)))
         return f"the build needs cuDNN {build[0]}; the log shows cuDNN {shown} installed", (build[1], *have.values())
     return None
+
+
+def newer_driver_cuda(c: Case) -> tuple[str, tuple[str, ...]] | None:
+    """(title, lines) when the only CUDA the log shows is the driver's (nvidia-smi's "CUDA Version"), of a newer
+    major than the build needs: the CUDA installed is that newer one, the build's major is not there."""
+    build, driver = c.build_cuda, c.ev.driver
+    if build is None or c.installed_cuda or driver is None or not driver.cuda_version:
+        return None
+    have = version_major(driver.cuda_version)
+    if have is None or have <= build[0]:
+        return None
+    title = (
+        f"the build needs CUDA {build[0]}; the only CUDA the log shows is the driver's {driver.cuda_version} "
+        f"(nvidia-smi): the CUDA {build[0]} libraries are not there"
+    )
+    return title, (build[1], c.ev.driver_line)
 
 
 def older_cudnn(c: Case) -> tuple[str, tuple[str, ...]] | None:
@@ -345,7 +371,7 @@ def driver_library_mismatch(c: Case) -> list[Finding]:
                 "mixed driver install)"
             )
             found.append(c.finding("driver-library-mismatch", title, (c.errors[name],)))
-    if "cudaErrorUnknown" in c.errors:
+    if "cudaErrorUnknown" in c.errors and not _container_lost_gpu(c):
         title = (
             "CUDA fails with an unknown error (999): the driver is in a broken state (its kernel module and libraries "
             "out of step after an update, or the GPU after a suspend)"
@@ -389,6 +415,15 @@ def gpu_hidden(c: Case) -> list[Finding]:
     if "cudaErrorOperatingSystem" in c.errors and ev.environment.container:
         title = f"CUDA may not use the device inside this {ev.environment.container} container (error 304)"
         found.append(c.finding("gpu-hidden", title, (c.errors["cudaErrorOperatingSystem"], *ev.environment_lines[:1])))
+    if runtime := ev.signal("no-gpu-runtime"):
+        title = "docker has no GPU runtime: the NVIDIA container toolkit is not installed or not configured on the host"
+        found.append(c.finding("gpu-hidden", title, (runtime.line,)))
+    if lost := _container_lost_gpu(c):
+        title = (
+            f"NVML fails with an unknown error inside the {ev.environment.container} container: the container has "
+            "lost (or never had) access to the GPU's devices"
+        )
+        found.append(c.finding("gpu-hidden", title, (lost.line, *ev.environment_lines[:1])))
     env = ev.environment
     for name, value in (
         ("CUDA_VISIBLE_DEVICES", env.cuda_visible_devices),
@@ -397,6 +432,12 @@ def gpu_hidden(c: Case) -> list[Finding]:
         if value is not None and value.strip().lower() in HIDDEN_VALUES and (c.cuda_provider_failed or c.errors):
             found.append(c.finding("gpu-hidden", f"{name}={value} hides every GPU from CUDA", (f"{name}={value}",)))
     return found
+
+
+def _container_lost_gpu(c: Case) -> Seen | None:
+    """ "Failed to initialize NVML: Unknown Error" in a container (its device access lost, e.g. after the host's
+    systemd reloaded its cgroups)."""
+    return c.ev.signal("nvml-unknown") if c.ev.environment.container else None
 
 
 def driver_too_old(c: Case) -> list[Finding]:
@@ -447,6 +488,12 @@ def cpu_package_only(c: Case) -> list[Finding]:
     elif (installed := c.ev.signal("cpu-install-command")) and c.ev.signal("gpu-unused") and not _gpu_package_named(c):
         title = "the CPU onnxruntime package was installed (it has no CUDA provider), and the GPU is not used"
         found.append(c.finding("cpu-package-only", title, (installed.line, *c.ev.lines("gpu-unused")[:1])))
+    elif (node := c.ev.signal("node-package")) and c.ev.signal("gpu-unused") and not c.cuda_provider_failed:
+        title = (
+            "onnxruntime-node runs on the CPU: its CUDA provider is part of the Linux x64 package only, and is used "
+            "only when asked for (executionProviders: ['cuda'])"
+        )
+        found.append(c.finding("cpu-package-only", title, (node.line, *c.ev.lines("gpu-unused")[:1])))
     elif c.ev.signal("autoupdate-cpu") and not _gpu_package_named(c):
         title = "the application installed the CPU onnxruntime package (it has no CUDA provider)"
         found.append(c.finding("cpu-package-only", title, c.ev.lines("autoupdate-cpu")))
@@ -559,7 +606,25 @@ def zlibwapi_missing(c: Case) -> list[Finding]:
     if not found and (named := c.ev.signal("zlibwapi-named")):
         title = "zlibwapi.dll (needed by cuDNN 8 on Windows) is missing or unusable (the log names it)"
         found.append(c.finding("zlibwapi-missing", title, c.ev.lines("zlibwapi-named") or (named.line,)))
+    if not found and (abort := c.ev.signal("windows-abort")) and (cudnn8 := _cudnn8(c)) and not c.ev.load_errors:
+        # cuDNN 8.3+ on Windows loads zlibwapi.dll when its first convolution runs and aborts the process (fast
+        # fail, 0xC0000409) when it is missing: the message it prints is often lost
+        title = (
+            "the process aborted (0xC0000409) on Windows with cuDNN 8: cuDNN 8.3+ does so when zlibwapi.dll is missing"
+        )
+        found.append(c.finding("zlibwapi-missing", title, (abort.line, cudnn8)))
     return found
+
+
+def _cudnn8(c: Case) -> str | None:
+    """The line showing that cuDNN 8 is what runs (installed, needed by the build, or implied by CUDA 11)."""
+    if 8 in c.installed_cudnn:
+        return c.installed_cudnn[8]
+    if c.installed_cudnn:
+        return None
+    if c.build_cudnn:
+        return c.build_cudnn[1] if c.build_cudnn[0] == 8 else None
+    return c.installed_cuda.get(11)
 
 
 def tensorrt_missing(c: Case) -> list[Finding]:

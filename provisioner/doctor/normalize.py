@@ -78,6 +78,7 @@ _NAME = re.compile(
 )
 _HEAD = re.compile(r"^[\w.+-]{1,120}")
 _TABLE_END = "|+│┃║─=-"  # a line ending in one of these is a table's or a box's, not a wrapped line
+_GAP = re.compile(r"(?<=\S)\s{2,}(?=\S)")  # the space between a listing's columns (conda list, pip list)
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,17 @@ def _table_end(raw: str) -> bool:
     return raw.rstrip()[-1:] in _TABLE_END if raw.strip() else False
 
 
+def _columns(raw: str) -> set[int]:
+    """Where a listing's columns start (after a run of spaces inside the line)."""
+    return {hit.end() for hit in _GAP.finditer(raw)} if "  " in raw else set()
+
+
+def _rows(raw_a: str, raw_b: str) -> bool:
+    """Two rows of one listing: columns start at the same places (aligned rows are as wide as each other without
+    being cut)."""
+    return bool(_columns(raw_a) & _columns(raw_b))
+
+
 def _tail(text: str) -> str:
     """The name-like run at the end of a line ([\\w.+-], at most 120 characters)."""
     start = len(text)
@@ -144,7 +156,7 @@ def _tail(text: str) -> str:
 
 def _wrap_width(raws: list[str]) -> int | None:
     """The width the paste was wrapped at: the most common length of its long lines, seen at least twice."""
-    lengths = Counter(len(r) for r in raws if len(r) >= WRAP_MIN and not _table_end(r))
+    lengths = Counter(len(r) for r in raws if len(r) >= WRAP_MIN and not _table_end(r) and len(_columns(r)) < 2)
     if not lengths:
         return None
     width, count = lengths.most_common(1)[0]
@@ -153,7 +165,7 @@ def _wrap_width(raws: list[str]) -> int | None:
 
 def _continues(raw_a: str, raw_b: str, a: str, b: str, width: int | None) -> str | None:
     """The separator joining line a with the next line b when b continues a ("" or " "), else None."""
-    if not b or not a or _table_end(raw_a):
+    if not b or not a or _table_end(raw_a) or _rows(raw_a, raw_b):
         return None
     if width is not None and len(raw_a) == width:  # a hard wrap at the paste's width: cut anywhere
         return " " if raw_a[-1:].isspace() or raw_b[:1].isspace() else ""

@@ -43,6 +43,8 @@ MISSING = (
     re.compile(rf"Please make sure (?<![\w.+-])({LIB}) is in your library path", re.I),
     re.compile(rf"Could not locate (?<![\w.+-])({LIB})", re.I),
     re.compile(rf"kernel32\.LoadLibrary\(\):{Q}?(?<![\w.+-])({LIB}){Q}? not found", re.I),
+    re.compile(rf"Unable to load any of \{{\s{{0,2}}(?<![\w.+-])({LIB})", re.I),  # cuDNN 9's loader: the candidates
+    re.compile(rf"failed to open (?<![\w.+-])({SO})", re.I),  # NVRTC's builtins
 )
 # a library that was being loaded and failed, its missing dependency unnamed (Windows error 126, "Could not load
 # library X", "Failed to load library X")
@@ -94,9 +96,18 @@ PYBIND_IMPORT = re.compile(
     re.I,
 )
 ZLIBWAPI = re.compile(r"\bzlibwapi(?:64)?(?:\.dll)?\b", re.I)  # named at all: only its absence makes anyone name it
+# a Windows process ended by a fast-fail abort (STATUS_STACK_BUFFER_OVERRUN, as exit code or NTSTATUS): what cuDNN 8.3+
+# does when it cannot load zlibwapi.dll
+WINDOWS_ABORT = re.compile(
+    r"(?<!\d)-1073740791(?!\d)|0xC0000409|(?<!\d)3221226505(?!\d)|STATUS_STACK_BUFFER_OVERRUN", re.I
+)
 MSVC_ABSENT = re.compile(
     r"Visual C\+\+ (?:Redistributable|runtime)[^\n]{0,30}(?:is )?not installed|"
-    r"(?:missing|not installed|install)[^\n]{0,12} (?:the )?(?:Microsoft )?Visual C\+\+ Redistributable",
+    r"(?:missing|not installed|install)[^\n]{0,12} (?:the )?(?:Microsoft )?Visual C\+\+ Redistributable|"
+    # installing or updating the runtime fixed it: it was missing or too old
+    r"(?:install|updat|upgrad)\w{0,4}[^\n]{0,40}(?:Visual C\+\+|VC\+\+|vc_?redist|MSVC)[^\n]{0,80}"
+    r"(?:fix|solv|work|resolv)|(?:fix|solv|resolv)\w{0,4}[^\n]{0,40}(?:install|updat|upgrad)\w{0,4}[^\n]{0,40}"
+    r"(?:Visual C\+\+|VC\+\+|vc_?redist|MSVC)",
     re.I,
 )
 
@@ -138,6 +149,10 @@ CPU_ONLY_BUILD = re.compile(
     r"(?:CUDA|GPU)(?: execution provider)? is not enabled in this build|CUDA execution provider is not enabled|"
     r"not (?:compiled|built) with (?:CUDA|GPU)|compile (?:it )?with GPU|with GPU support|"
     r"invalid choice: 'cuda' \(choose from 'cpu'\)|"
+    # onnxruntime-node without its CUDA provider: "[cuda] backend not found", "invalid backend name: cuda"
+    r"\[cuda\] backend not found|invalid backend name: '?cuda\b|"
+    # Rust's ort crate built without its cuda feature
+    r"CUDA(?:ExecutionProvider)?[^\n]{0,40}not registered because its corresponding (?:Cargo )?feature is not enabled|"
     r"Specified provider '(?:CUDA|Tensorrt)ExecutionProvider' is not in available provider names|"
     r"onnxruntime_providers_cuda\.(?:dll|so)['\"]?\s{0,3}(?:does not exist|not exist|is missing)|"
     # .NET / C: the loaded onnxruntime library has no CUDA entry point: a CPU build
@@ -146,6 +161,11 @@ CPU_ONLY_BUILD = re.compile(
     r"OrtSessionOptionsAppendExecutionProvider_CUDA[^\n]{0,80}(?:入口点|entry point)|"
     # an application's own check of the available providers
     r"GPU is not supported by your ONNX ?Runtime build|"
+    # the user says the CPU package is what is installed: "installed onnxruntime instead of onnxruntime-gpu",
+    # "onnxruntime 1.17.0 (CPU)", "cpu版本的onnxruntime"
+    r"onnxruntime(?![-_.A-Za-z0-9])\s(?:instead of|rather than)\s(?:the\s)?onnxruntime[-_]gpu|"
+    r"onnxruntime(?:\sversion)?\s\d{1,2}\.\d{1,3}(?:\.\d{1,3})?\s?\((?:CPU|CPU[- ]only)\)|"
+    r"cpu\s?版(?:本)?的?\s?onnxruntime(?![-_.A-Za-z0-9])|onnxruntime(?![-_.A-Za-z0-9])\s?的?\s?cpu\s?版|"
     r"get_device\(\)[^\n]{0,20}(?:returns|=|:|->)\s{0,3}'CPU'",
     re.I,
 )
@@ -165,14 +185,15 @@ DEVICE_ANSWER = re.compile(r"^['\"]?(CPU|GPU)['\"]?$")
 BARE_CPU_ROW = re.compile(r"^[-*+\s]{0,4}onnxruntime\s{0,2}(?:[<>=~!]=?\s{0,2}[\d.*]{1,20})?\s{0,4}$", re.I)
 # the fix that worked: removing the CPU package (while onnxruntime-gpu stays)
 CPU_REMOVED_FIXED = re.compile(
-    r"uninstall\w{0,3}[^\n]{0,30}\bonnxruntime\b(?![-_.\w])[^\n]{0,80}(?:fix|solv|work|resolv)|"
-    r"(?:fix|solv|resolv)\w{0,4}[^\n]{0,40}(?:by |after )?uninstall\w{0,3}[^\n]{0,20}\bonnxruntime\b(?![-_.\w])",
+    r"uninstall\w{0,3}[^\n]{0,30}(?<![A-Za-z0-9])onnxruntime(?![-_.A-Za-z0-9])[^\n]{0,80}(?:fix|solv|work|resolv)|"
+    r"(?:fix|solv|resolv)\w{0,4}[^\n]{0,40}(?:by |after )?uninstall\w{0,3}[^\n]{0,20}"
+    r"(?<![A-Za-z0-9])onnxruntime(?![-_.A-Za-z0-9])",
     re.I,
 )
 # an install command of the CPU package alone: pip/uv/poetry/conda, Maven's onnxruntime artifact, NuGet's CPU package
 CPU_INSTALL = re.compile(
     r"(?:^|[\s!$>])(?:pip3?|uv pip|uv|poetry|conda|mamba)\s{1,3}(?:install|add)\s{1,3}(?:-{1,2}[\w-]{1,30}\s{1,3}){0,4}"
-    r"onnxruntime(?![-_.\w])(?![^\n]{0,80}onnxruntime[-_]gpu)|<artifactId>onnxruntime</artifactId>|"
+    r"onnxruntime(?![-_.A-Za-z0-9])(?![^\n]{0,80}onnxruntime[-_]gpu)|<artifactId>onnxruntime</artifactId>|"
     r"PackageReference\s{1,3}Include=\"Microsoft\.ML\.OnnxRuntime\"|dotnet add package Microsoft\.ML\.OnnxRuntime\s",
     re.I,
 )
@@ -181,9 +202,13 @@ GPU_UNUSED = re.compile(
     r"(?:not|never|doesn'?t|does not|isn'?t|is not|won'?t)\s(?:\w{1,12}\s){0,2}"
     r"(?:use|using|run(?:ning)? on|utili[sz]\w{0,4})\s(?:the\s|my\s)?GPU|"
     r"(?:runs?|running|only)\s(?:\w{1,12}\s){0,2}on\s(?:the\s)?CPU|"
-    r"CUDA(?:ExecutionProvider)?\s(?:is\s)?not\s(?:available|found|listed)",
+    r"CUDA(?:ExecutionProvider)?\s(?:is\s)?not\s(?:available|found|listed)|"
+    r"(?:use|using|uses|runs? on|running on)\s(?:the\s|my\s)?CPU\s(?:instead of|rather than)\s(?:the\s|my\s)?GPU|"
+    r"用的是\s?CPU|只(?:能)?用\s?CPU|(?:没有|没|未)(?:使用|用上?|调用)\s?GPU|GPU\s?(?:没有|没|未)(?:被)?(?:使用|调用|利用)",
     re.I,
 )
+# the JavaScript package (onnxruntime-node): its CUDA provider is a part of the Linux x64 package only
+NODE_PACKAGE = re.compile(r"onnxruntime-node\b", re.I)
 GPU_PACKAGE = re.compile(r"onnxruntime[-_.]gpu|OnnxRuntime\.Gpu", re.I)  # the GPU package named (installed, tried)
 PROVIDER_NAME = re.compile(r"\b(\w{2,20})ExecutionProvider\b")
 BRACKETED = re.compile(r"[\[(]([^\[\]()\n]{0,600})[\])]")
@@ -251,7 +276,8 @@ DIST_BODY = (
     r"(?:\s{1,40}|==|\s{0,3}@\s{0,3}\S{0,200}?\s{0,3})v?(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?(?:[.+-]?\w{1,20})?)\b"
 )
 TYPED_ROW = re.compile(r"^[\w.-]{1,80} v?\d[\w.+-]{0,40}$")  # one space between name and version: typed, not listed
-DIST_LINE = re.compile(r"^[\s>+*-]{0,6}" + DIST_BODY, re.I)
+DIST_LINE = re.compile(r"^(?:[\s>+*-]{0,6}|[\s│├└─|`\\+-]{2,40}(?:\s|─))" + DIST_BODY, re.I)
+TREE_ROW = re.compile(r"^[\s│├└─|`\\+-]{0,40}[├└─│]")  # a row of a dependency tree (uv tree, pipdeptree)
 DIST_NEXT = re.compile(r"\s{1,40}" + DIST_BODY, re.I)  # a wrapped listing: several rows on one line
 LISTING_ROW = re.compile(r"^[\w.-]{1,80}\s{1,40}v?\d{1,6}(?:[.+\w-]{0,40})$")  # `pip list`: a name and its version
 DIST_INSTALLED = re.compile(r"Successfully installed [^\n]{0,400}", re.I)
@@ -261,12 +287,14 @@ DIST_IN_INSTALLED = re.compile(r"\b(onnxruntime(?:-gpu)?)-(\d{1,4}\.\d{1,4}(?:\.
 PIP_HAS = re.compile(
     r"Found existing installation: (onnxruntime(?:[-_]gpu)?) (\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)|"
     r"Requirement already satisfied: (onnxruntime(?:[-_]gpu)?)(?:[=<>~!]{1,2}[\d.*]{1,20})? in [^\n(]{0,300}"
-    r"\((\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)\)",
+    r"(?:\(from [^\n()]{0,200}\)\s{0,3})?\((\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)\)|"
+    # pipdeptree: "  - onnxruntime [required: Any, installed: 1.16.0]"
+    r"(onnxruntime(?:[-_]gpu)?) \[required: [^\]\n]{0,60}installed: (\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)",
     re.I,
 )
 # both packages named as installed together: "installed both onnxruntime and onnxruntime-gpu", "pip install
 # onnxruntime-gpu onnxruntime", "onnxruntime and onnxruntime-gpu can not co-exist"; the CPU one said installed before
-_CPU_NAME = r"onnxruntime(?![-_.\w])"
+_CPU_NAME = r"onnxruntime(?![-_.A-Za-z0-9])"
 _GPU_NAME = r"onnxruntime[-_]gpu"
 BOTH_PACKAGES = re.compile(
     # "installed both onnxruntime and onnxruntime-gpu", "both onnxruntime and onnxruntime-gpu are installed" (not
@@ -286,11 +314,35 @@ BOTH_PACKAGES = re.compile(
     rf"(?:[-\w.=<>~\[\],'\"]{{1,60}}\s{{1,3}}){{0,6}}(?:{_CPU_NAME}[=<>~\d.'\"]{{0,20}}\s{{1,3}}"
     rf"(?:[-\w.=<>~\[\],'\"]{{1,60}}\s{{1,3}}){{0,6}}{_GPU_NAME}|{_GPU_NAME}[=<>~\d.'\"]{{0,20}}\s{{1,3}}"
     rf"(?:[-\w.=<>~\[\],'\"]{{1,60}}\s{{1,3}}){{0,6}}{_CPU_NAME})|"
-    r"already install\w{0,3} (?:the )?onnxruntime (?:cpu|\(cpu\))",
+    r"already install\w{0,3} (?:the )?onnxruntime (?:cpu|\(cpu\))|"
+    # Chinese: "同时装了onnxruntime和onnxruntime-gpu", "onnxruntime和onnxruntime-gpu都装了"
+    rf"(?:同时|都|一起)[^\n]{{0,6}}装[^\n]{{0,6}}(?:{_CPU_NAME}[^\n]{{0,10}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,10}}{_CPU_NAME})|"
+    rf"(?:{_CPU_NAME}[^\n]{{0,10}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,10}}{_CPU_NAME})[^\n]{{0,10}}(?:都|同时|一起)[^\n]{{0,4}}装",
     re.I,
 )
+# pip fetching or installing a distribution: "Collecting onnxruntime (from rembg)", a wheel's file name, "Installing
+# collected packages: a, b"; both flavours fetched in one install are both installed
+PIP_COLLECTING = re.compile(
+    r"^\s{0,4}(?:Collecting|Requirement already satisfied:)\s(onnxruntime(?:[-_]gpu)?)(?![-_.\w])", re.I
+)
+WHEEL_FILE = re.compile(r"(?<![\w.-])(onnxruntime(?:_gpu)?)-(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)-cp\d{2,3}-", re.I)
+INSTALLING_COLLECTED = re.compile(r"Installing collected packages:\s([^\n]{1,2000})", re.I)
 PIP_SHOW_NAME = re.compile(r"^Name:\s{0,4}(onnxruntime(?:[-_]gpu)?)\s{0,4}$", re.I)
 PIP_SHOW_VERSION = re.compile(r"^Version:\s{0,4}(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)", re.I)
+
+# the user says cuDNN / the CUDA toolkit is not installed ("I installed CUDA 12.4 but not cuDNN", "没有安装cudnn")
+_NOT_INSTALLED = r"(?:did ?n[o']?t|have ?n[o']?t|never|not yet)\s(?:\w{1,12}\s){0,2}install\w{0,3}\s(?:the\s|any\s)?"
+CUDNN_ABSENT_SAID = re.compile(
+    rf"{_NOT_INSTALLED}cu?DNN|\bbut not (?:the )?cu?DNN\b|\bcu?DNN\s(?:is|was|isn'?t)?\s?(?:not\s)?(?:installed\s)?"
+    r"(?:not installed|missing)|\bno cu?DNN\b|without (?:installing )?cu?DNN|(?:没有?|未)(?:安装|装)\s?cu?dnn|"
+    r"cu?dnn\s?(?:没有?|未)(?:安装|装)",
+    re.I,
+)
+CUDA_ABSENT_SAID = re.compile(
+    rf"{_NOT_INSTALLED}CUDA(?![-_\w])|\bCUDA(?: toolkit)?\s(?:is|was)?\s?not installed|\bno CUDA toolkit|"
+    r"without (?:installing )?(?:the )?CUDA toolkit|(?:没有?|未)(?:安装|装)\s?CUDA|CUDA\s?(?:没有?|未)(?:安装|装)",
+    re.I,
+)
 
 # --- the driver and the GPU ------------------------------------------------------------------------------------
 DRIVER_ABSENT = re.compile(
@@ -321,17 +373,21 @@ GPU_IN_CONTAINER = re.compile(
     re.I,
 )
 CONTAINER = re.compile(
-    r"\b(docker|podman|kubernetes|k8s|container|nvidia-container|devcontainer|\.dockerenv|"
-    r"nvidia/cuda:|nvcr\.io|compose\.ya?ml|unraid|truenas|容器)|hostname=[0-9a-f]{12}\b",
+    r"\b(docker|podman|kubernetes|k8s|kubectl|container|nvidia-container|devcontainer|\.dockerenv|singularity|"
+    r"apptainer|enroot|nvidia/cuda:|nvcr\.io|compose\.ya?ml|unraid|truenas|容器)|hostname=[0-9a-f]{12}\b|"
+    r"\broot@[0-9a-f]{12}:",
     re.I,
 )
 CONTAINER_GPU = re.compile(
     r"--gpus|runtime:\s{0,3}nvidia|--runtime=nvidia|deploy:[^\n]{0,20}devices|"
-    r"NVIDIA_VISIBLE_DEVICES|capabilities:\s{0,3}\[?\s{0,3}gpu",
+    r"NVIDIA_VISIBLE_DEVICES|capabilities:\s{0,3}\[?\s{0,3}gpu|nvidia\.com/gpu|(?:singularity|apptainer)\s[^\n]{0,40}--nv\b",
     re.I,
 )
 WSL = re.compile(r"\bWSL2?\b|microsoft-standard|/usr/lib/wsl", re.I)
-VISIBLE = re.compile(r"\b((?:CUDA|NVIDIA)_VISIBLE_DEVICES)\s{0,3}[=:]\s{0,3}[\"']?([\w,-]{0,40})", re.I)
+# the variable and its value: empty only when set so ("", '', nothing before the line's end), not "$GPU"
+VISIBLE = re.compile(
+    r"\b((?:CUDA|NVIDIA)_VISIBLE_DEVICES)[\"']?\]?\s{0,3}[=:]\s{0,3}[\"']?([\w,-]{0,40})(?=[\"'\s,;)]|$)", re.I
+)
 NVIDIA_GPU = re.compile(
     r"\b(?:NVIDIA\s|GeForce\s|Quadro\s|Tesla\s){0,3}(?:(?:RTX|GTX|GT|MX|TITAN)\s?(?:PRO\s)?[A-Z]?\d{2,4}"
     r"(?:\s?(?:Ti|SUPER|Ada))?|TITAN\s(?:RTX|V|Xp?)|"
@@ -429,6 +485,14 @@ NOT_ON_PATH_SAID = re.compile(
     re.I,
 )
 CONTAINER_TOOLKIT = re.compile(r"nvidia-container-cli|nvidia-container-runtime|OCI runtime create failed", re.I)
+# docker has no GPU runtime (the NVIDIA container toolkit is not installed or not configured on the host)
+NO_GPU_RUNTIME = re.compile(
+    r"could not select device driver [\"']{0,2}[^\n]{0,20} with capabilities: \[\[gpu\]\]|"
+    r"unknown or invalid runtime name: nvidia",
+    re.I,
+)
+# NVML inside a container that lost (or never had) its device access: "Failed to initialize NVML: Unknown Error"
+NVML_UNKNOWN = re.compile(r"Failed to initialize NVML: Unknown Error", re.I)
 CUBLAS_ERROR = re.compile(r"CUBLAS (?:failure|error)\s{0,3}(\d{1,3})\b|\b(CUBLAS_STATUS_[A-Z_]{2,40})", re.I)
 OOM = re.compile(
     r"out of memory|CUDA_ERROR_OUT_OF_MEMORY|Failed to allocate memory for requested buffer|"
@@ -439,12 +503,14 @@ CONTEXT = re.compile(
     r"invalid resource handle|pycuda\.autoinit|CUDA_ERROR_INVALID_CONTEXT|invalid device context", re.I
 )
 CUDNN_STATUS = re.compile(
-    r"CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED|CUDNN_STATUS_VERSION_MISMATCH|cudnnCreate\(",
+    r"CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED|CUDNN_STATUS_VERSION_MISMATCH|cudnnCreate\(|"
+    r"Cannot load symbol cudnn\w",  # cuDNN's dispatcher: the sub-library with that symbol is missing
     re.I,
 )
 NODES_ON_CPU = re.compile(
     r"Some nodes were not assigned to the preferred execution providers|"
-    r"All nodes have been placed on \[CPUExecutionProvider\]|Node\(s\) placed on \[CPUExecutionProvider\]",
+    r"All nodes have been placed on \[CPUExecutionProvider\]|Node\(s\) placed on \[CPUExecutionProvider\]|"
+    r"CUDA kernel not found in registries for Op type",  # the CUDA provider has no kernel: the node falls to the CPU
     re.I,
 )
 MEMCPY = re.compile(r"Memcpy nodes are added to the graph", re.I)

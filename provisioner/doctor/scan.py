@@ -29,6 +29,8 @@ KEYWORDS = (
     *("cp3", "result", "output", "diff", "slow", "faster", "stable", "tolerance", "version", "platform", "kernel"),
     *("entry point", "入口点", "autoupdate", "32 bit", "32-bit", "installed", "commit id", "速度", "inference"),
     *("multiprocessing", "fork(", "zlibwapi", "nvml", "find ", "locate "),
+    *("c0000409", "1073740791", "3221226505", "stack_buffer", "kubectl", "kubernetes", "k8s", "podman"),
+    *("singularity", "apptainer", "enroot", "root@"),
 )
 _KEYWORD_BYTES = tuple(k.encode("utf-8") for k in KEYWORDS)
 _DIGITS = bytes.maketrans(b"0123456789", b"0000000000")

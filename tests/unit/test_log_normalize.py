@@ -79,5 +79,8 @@ def test_lines_that_are_not_wrapped_stay_apart():
     assert len(normalise("libcudnn.so.9: cannot open shared object file\nlibcudnn_ops.so.9: cannot open")) == 2
     table = "| NVIDIA-SMI 515.48.07    Driver Version: 515.48.07    CUDA Version: 11.7     |\n" * 3
     assert len(normalise(table.strip())) == 3
+    # aligned rows of a listing are as wide as each other without being cut (conda list, pip list)
+    rows = "onnxruntime               1.15.1                   pypi_0    pypi\n" * 3
+    assert len(normalise(rows.strip())) == 3
     record = "2024-01-01 10:00:00 [E:onnxruntime:x] Failed to create " + "x" * 60
     assert len(normalise(f"{record}\n2024-01-01 10:00:01 second record")) == 2

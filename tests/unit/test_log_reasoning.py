@@ -181,6 +181,94 @@ def test_wordings_of_other_callers_installers_and_apps(text: str, code: str | No
     assert (codes(text) or [None])[0] == code
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # listings of both flavours in other tools' formats
+        "onnxruntime               1.15.1                   pypi_0    pypi\n"
+        "onnxruntime-gpu           1.15.1                   pypi_0    pypi\nonly the CPU is used",
+        "rembg==2.0.50\n  - onnxruntime [required: Any, installed: 1.16.0]\nonnxruntime-gpu      1.16.0",
+        "├── insightface v0.7.3\n│   ├── onnxruntime v1.20.1\n├── onnxruntime-gpu v1.20.1",
+        "Requirement already satisfied: onnxruntime in c:\\venv\\site-packages (from rembg) (1.17.1)\n"
+        "Requirement already satisfied: onnxruntime-gpu in c:\\venv\\site-packages (1.17.1)",
+        # pip fetching both in one install, or the CPU one as a dependency before the GPU one
+        "Collecting onnxruntime-gpu==1.17.1\nCollecting onnxruntime (from rembg==2.0.55)",
+        "Installing collected packages: flatbuffers, onnxruntime-gpu, onnxruntime, rembg",
+        "Using cached onnxruntime-1.16.3-cp311-cp311-manylinux_2_17_x86_64.whl\n"
+        "Successfully installed onnxruntime-gpu-1.16.3",
+        "我同时装了onnxruntime和onnxruntime-gpu，结果只能用CPU",
+    ],
+)
+def test_both_flavours_installed_in_any_tools_words(text: str):
+    assert codes(text)[0] == "cpu-and-gpu-installed"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "npm ls onnxruntime-node\n└── onnxruntime-node@1.13.1\nit is using my cpu instead of my gpu",
+        "Error: no available backend found. ERR: [cuda] backend not found.",
+        "WARN ort::execution_providers: CUDAExecutionProvider was not registered because its corresponding Cargo "
+        "feature is not enabled.",
+        "I had installed onnxruntime instead of onnxruntime-gpu",
+        "原来装的是cpu版本的onnxruntime",
+    ],
+)
+def test_a_cpu_build_said_by_other_callers_or_in_words(text: str):
+    assert codes(text)[0] == "cpu-package-only"
+
+
+def test_a_windows_abort_with_cudnn_8_is_the_missing_zlibwapi():
+    abort = "Process finished with exit code -1073740791 (0xC0000409)"
+    assert codes(f"Windows 10, CUDA 11.6, cuDNN 8.5.0\n{abort}") == ["zlibwapi-missing"]
+    assert codes("CUDA 11.8\npython exited with code 3221226505") == ["zlibwapi-missing"]  # cuDNN 8 of CUDA 11
+    assert "zlibwapi-missing" not in codes(f"CUDA 12.4, cuDNN 9.1\n{abort}")  # cuDNN 9 carries its zlib
+    assert codes(abort) == []  # an abort alone: no cause shown
+
+
+def test_libraries_named_by_cudnn_9_and_nvrtc():
+    cudnn9 = "Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}"
+    assert [(f.code, f.library) for f in analyze_log(cudnn9, matrix=MATRIX)] == [("cudnn-missing", "cudnn")]
+    assert codes("Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor") == ["cudnn-missing"]
+    nvrtc = "nvrtc: error: failed to open libnvrtc-builtins.so.12.1."
+    assert [(f.code, f.library) for f in analyze_log(nvrtc, matrix=MATRIX)] == [("cuda-library-missing", "nvrtc")]
+
+
+def test_what_the_user_says_is_not_installed_names_the_missing_dependency():
+    failed = "Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*. Please install all dependencies"
+    assert codes(f"{failed}\nI installed cuda 12.4 but not cudnn")[0] == "cudnn-missing"
+    assert codes(f"{failed}\n没有安装cudnn")[0] == "cudnn-missing"
+    assert codes(f"{failed}\nthe CUDA toolkit is not installed")[0] == "cuda-library-missing"
+    msvc = 'LoadLibrary failed with error 126 "" when trying to load "C:\\ort\\onnxruntime_providers_cuda.dll"'
+    assert codes(f"{msvc}\nInstalling the latest Visual C++ Redistributable fixed it") == ["msvc-runtime-missing"]
+
+
+def test_the_only_cuda_shown_is_the_drivers_and_it_is_newer_than_the_builds():
+    smi = "| NVIDIA-SMI 550.54.14   Driver Version: 550.54.14   CUDA Version: 12.4 |"
+    text = f"{smi}\nonnxruntime-gpu 1.15.0\nFailed to create CUDAExecutionProvider."
+    assert codes(text)[0] == "cuda-major-mismatch"  # 1.15 is a CUDA 11 build; the driver's 12.4 is all the log shows
+    assert codes(text.replace("1.15.0", "1.20.1"))[0] == "gpu-provider-failed"  # a CUDA 12 build: no mismatch shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',
+        "$ docker exec -it app nvidia-smi\nFailed to initialize NVML: Unknown Error\nCUDA failure 999: unknown error",
+        "kubectl logs pod/infer\nlibcuda.so.1: cannot open shared object file: No such file or directory",
+        "singularity exec image.sif python run.py\nlibcuda.so.1: cannot open shared object file",
+        'export CUDA_VISIBLE_DEVICES=""\nCUDA failure 100: no CUDA-capable device is detected ; GPU=0',
+    ],
+)
+def test_a_gpu_kept_from_a_container_or_the_process(text: str):
+    assert codes(text)[0] == "gpu-hidden"
+
+
+def test_a_node_without_a_cuda_kernel_runs_on_the_cpu():
+    line = "[I:onnxruntime:, cuda_execution_provider.cc:2400] CUDA kernel not found in registries for Op type: Foo"
+    assert codes(line) == ["nodes-on-cpu"]
+
+
 def test_timings_in_a_markdown_table():
     table = "| model | CPU (ms) | CUDA (ms) |\n|---|---|---|\n| det | 45.2 | 120.3 |\n| rec | 8.0 | 9.1 |\n"
     assert codes(table) == ["gpu-slower-than-cpu"]
