@@ -27,6 +27,11 @@ class Request:
     prefer_existing_libraries: bool = True
     cuda_libraries: str = "wheels"  # wheels: NVIDIA pip wheels; system: CUDA/cuDNN already on the loader path
     loader_hook: bool = True  # let plain `import onnxruntime` find the NVIDIA wheels' libraries (a .pth hook)
+    # where TensorRT comes from (with `tensorrt`): "wheels" (pip packages from their index), "system" (the
+    # loader path: a TensorRT container, a tarball in ld.so.conf), or a folder holding libnvinfer.so.N
+    tensorrt_libraries: str = "wheels"
+    tensorrt_index_url: str | None = None  # a mirror of the index that serves the real TensorRT wheels
+    tensorrt_sonames: tuple[str, ...] = ()  # the libnvinfer.so.N files found in the tensorrt_libraries folder
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,8 @@ class Step:
     find_links: tuple[str, ...] = ()  # --find-links DIR|URL (a wheelhouse, a mirror)
     no_index: bool = False  # --no-index: only find_links (air-gapped installs)
     no_deps: bool = False  # --no-deps: this package alone (a build from a side feed)
+    only_binary: tuple[str, ...] = ()  # --only-binary NAME: never build these from source (TensorRT's stubs)
+    environment: tuple[str, ...] = ()  # NAME=value the installer runs with (WHEEL_STUB_PIP_INDEX_URL=...)
 
     @property
     def runs_installer(self) -> bool:
@@ -101,6 +108,8 @@ class Plan:
     cudnn_version: str | None
     steps: tuple[Step, ...]
     tensorrt_version: str | None = None
+    # where TensorRT comes from: the index of its wheels, "PyPI", "system" or a folder (None: no TensorRT)
+    tensorrt_source: str | None = None
     index_url: str | None = None  # None: PyPI
     pins: tuple[LibraryPin, ...] = ()
     reasons: tuple[str, ...] = ()  # why this build was chosen
@@ -167,6 +176,8 @@ def source_options(step: Step) -> list[str]:
         options += ["--extra-index-url", url]
     if step.no_deps:
         options.append("--no-deps")
+    for name in step.only_binary:
+        options += ["--only-binary", name]
     if step.no_index:
         options.append("--no-index")
     for location in step.find_links:
@@ -174,12 +185,18 @@ def source_options(step: Step) -> list[str]:
     return options
 
 
+def step_environment(step: Step) -> dict[str, str]:
+    """The environment variables an installer step runs with (NAME=value pairs of `step.environment`)."""
+    return dict(item.split("=", 1) for item in step.environment if "=" in item)
+
+
 def step_summary(step: Step, tool: str = "pip", python: str = "python") -> str:
     """One line for people: the exact command of an installer step, or what an ortprov step does."""
     if step.runs_installer:
         import shlex
 
-        return shlex.join(step_argv(step, tool, python))
+        prefix = "".join(f"{shlex.quote(item)} " for item in step.environment)
+        return prefix + shlex.join(step_argv(step, tool, python))
     if step.kind == LOADER_HOOK:
         return "ortprov: install the loader hook in site-packages (ortprov-loader.pth, _ortprov_loader/)"
     if step.kind == REMOVE_LOADER_HOOK:
@@ -196,6 +213,7 @@ __all__ = [
     "step_argv",
     "step_summary",
     "source_options",
+    "step_environment",
     "LOADER_HOOK",
     "REMOVE_LOADER_HOOK",
     "STEP_KINDS",

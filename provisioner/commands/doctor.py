@@ -239,11 +239,16 @@ def _model_findings(python: str, model: str, budget: float) -> tuple[Any, ...]:
     """`--model`: tune the model (as `ortprov tune`, within --budget) and report what it found."""
     from provisioner.tune.analysis import analyse
     from provisioner.tune.findings import tune_findings
+    from provisioner.tune.preflight import TargetCannotRun
     from provisioner.tune.runner import run_tune
 
     def progress(line: str) -> None:
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
-    analysis = analyse(run_tune(python, model, budget_s=budget, progress=progress))
-    return tuple(tune_findings(analysis, model))
+    try:
+        report = run_tune(python, model, budget_s=budget, progress=progress)
+    except TargetCannotRun as exc:  # no onnxruntime: the findings of the checks above say so, with the fix
+        progress(f"tune: not run: {exc.message}")
+        return ()
+    return tuple(tune_findings(analyse(report), model))

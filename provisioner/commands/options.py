@@ -57,6 +57,8 @@ class PlanningOptions:
     prefer_existing_libraries: bool = True
     cuda_libraries: str | None = None  # wheels | system; None: not given (wheels)
     loader_hook: bool = True  # False: --no-loader-hook
+    tensorrt_libraries: str | None = None  # wheels | system | a folder; None: not given (wheels)
+    tensorrt_index_url: str | None = None  # a mirror of the index of the TensorRT wheels
 
 
 # -- the checks: BadInput (one line naming the flag, a hint with examples) ----------------------------------
@@ -131,6 +133,24 @@ def _check_ort(value: str | None) -> None:
 def _check_cuda(value: str | None) -> None:
     if value is not None and not _CUDA.match(value.strip()):
         raise BadInput(f"--cuda {value!r} is not a CUDA version", hint="examples: --cuda 12, --cuda 12.4")
+
+
+def _check_tensorrt_libraries(value: str | None) -> None:
+    if value is None or value in ("wheels", "system"):
+        return
+    if not value.strip() or value.startswith("-"):
+        raise BadInput(
+            f"--tensorrt-libraries {value!r} is not wheels, system or a folder",
+            hint="examples: --tensorrt-libraries system, --tensorrt-libraries /opt/TensorRT-10.16/lib",
+        )
+
+
+def _check_tensorrt_index_url(value: str | None) -> None:
+    if value is not None and not re.match(r"^(https?|file)://\S+$", value):
+        raise BadInput(
+            f"--tensorrt-index-url {value!r} is not an http(s):// or file:// URL",
+            hint="e.g. --tensorrt-index-url https://mirror.example.com/nvidia/simple/",
+        )
 
 
 def _one_of(choices: tuple[str, ...], message: str) -> Callable[[Any], None]:
@@ -371,6 +391,26 @@ PLANNING: dict[str, Declared] = {
         _one_of(CUDA_LIBRARY_SOURCES, "--cuda-libraries {!r} is not a library source"),
         sets=("cuda_libraries",),
     ),
+    "tensorrt_libraries": Declared(
+        ("--tensorrt-libraries",),
+        str | None,
+        None,
+        "Where TensorRT comes from (implies --tensorrt): its pip wheels (the default), the system's loader path "
+        "(a TensorRT container or tarball), or a folder holding libnvinfer.so.N.",
+        "wheels|system|DIR",
+        _check_tensorrt_libraries,
+        sets=("tensorrt_libraries",),
+    ),
+    "tensorrt_index_url": Declared(
+        ("--tensorrt-index-url",),
+        str | None,
+        None,
+        "A mirror of the index that serves the real TensorRT wheels (implies --tensorrt); also handed to "
+        "NVIDIA's source stubs as WHEEL_STUB_PIP_INDEX_URL.",
+        "URL",
+        _check_tensorrt_index_url,
+        sets=("tensorrt_index_url",),
+    ),
     "no_loader_hook": Declared(
         ("--no-loader-hook",),
         bool,
@@ -424,6 +464,13 @@ OPTIONS: dict[str, Declared] = {
         "The GPU provider to prove.",
         "|".join(PROVIDERS),
         _one_of(PROVIDERS, "--provider {!r} is not cuda or tensorrt"),
+    ),
+    "tensorrt_provider": Declared(
+        ("--tensorrt",),
+        bool,
+        False,
+        "Prove the TensorRT provider (= --provider tensorrt): first in the session, the libnvinfer it loaded, "
+        "and a second session that reuses the engine cache.",
     ),
     "preload": Declared(
         ("--preload",),
@@ -543,12 +590,26 @@ OPTIONS: dict[str, Declared] = {
         "SECONDS",
         _positive("--budget"),
     ),  # fmt: skip
+    "inputs_dir": Declared(
+        ("--inputs",),
+        str | None,
+        None,
+        "Feed your own inputs: a folder of .npy (one array per run), .npz (one array per input) or images (read "
+        "with PIL or cv2 in the target, resized and normalised as RapidOCR does); default: generated ones.",
+        "DIR",
+    ),
+    "allow_output_change": Declared(
+        ("--allow-output-change",),
+        bool,
+        False,
+        "Recommend the fastest variant even when its outputs differ from the CPU's beyond tolerance.",
+    ),
     "tune_model": Declared(
         ("--model",),
         str | None,
         None,
         "Also measure this .onnx model on the CPU and on CUDA (as `ortprov tune`, --budget seconds) and report "
-        "gpu-slower-than-cpu.",
+        "gpu-slower-than-cpu and a faster GPU variant that changes the results.",
         "FILE",
     ),
     # matrix
@@ -591,6 +652,8 @@ def planning_options(
     tensorrt: bool = False,
     cuda_libraries: str | None = None,
     no_loader_hook: bool = False,
+    tensorrt_libraries: str | None = None,
+    tensorrt_index_url: str | None = None,
 ) -> PlanningOptions:
     """The planning flags as one checked PlanningOptions: each flag's own check (PLANNING), `--python` split
     into a version or an interpreter, then the checks across flags. BadInput for the first bad input."""
@@ -599,6 +662,15 @@ def planning_options(
         if declared.check is not None:
             declared.check(given[name])
     version, interpreter = split_python_option(python)
+    if tensorrt_index_url and tensorrt_libraries not in (None, "wheels"):
+        raise BadInput(
+            f"--tensorrt-index-url and --tensorrt-libraries {tensorrt_libraries} exclude each other: an index "
+            "serves wheels, and TensorRT would come from elsewhere",
+            hint="drop one of the two",
+        )
+    if tensorrt_libraries not in (None, "wheels", "system"):
+        tensorrt_libraries = str(Path(tensorrt_libraries).expanduser().absolute())
+    tensorrt = tensorrt or bool(tensorrt_libraries or tensorrt_index_url)
     if host and interpreter:
         raise BadInput(
             f"--python {interpreter!r} names an interpreter on this machine; it cannot be combined with --host",
@@ -616,6 +688,8 @@ def planning_options(
         target_python=interpreter,
         cuda_libraries=cuda_libraries,
         loader_hook=not no_loader_hook,
+        tensorrt_libraries=tensorrt_libraries,
+        tensorrt_index_url=tensorrt_index_url,
     )
 
 

@@ -18,6 +18,7 @@ with exit 3 and shows how to plan for the GPU machine (`without_driver`).
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -29,6 +30,7 @@ from provisioner.commands.options import (
     PlanningOptions,
     python_version_parts,
 )
+from provisioner.errors import BadInput
 from provisioner.facts import DriverInfo, Gpu, HostFacts, PlatformInfo, PythonInfo, load_host_file
 from provisioner.plan import Plan, Request
 
@@ -47,7 +49,24 @@ def request_from(options: PlanningOptions) -> Request:
         prefer_existing_libraries=options.prefer_existing_libraries,
         cuda_libraries=options.cuda_libraries or CUDA_LIBRARY_SOURCES[0],
         loader_hook=options.loader_hook,
+        tensorrt_libraries=options.tensorrt_libraries or "wheels",
+        tensorrt_index_url=options.tensorrt_index_url,
+        tensorrt_sonames=tensorrt_sonames_in(options.tensorrt_libraries),
     )
+
+
+def tensorrt_sonames_in(folder: str | None) -> tuple[str, ...]:
+    """The libnvinfer.so.N files of a --tensorrt-libraries folder (BadInput when it is not a folder)."""
+    if folder in (None, "wheels", "system"):
+        return ()
+    import os
+
+    if not os.path.isdir(str(folder)):
+        raise BadInput(
+            f"--tensorrt-libraries {folder!r} is not a folder",
+            hint="name the lib folder of a TensorRT tarball (it holds libnvinfer.so.10), or use system",
+        )
+    return tuple(sorted(n for n in os.listdir(str(folder)) if re.fullmatch(r"libnvinfer\.so\.\d+", n)))
 
 
 def describes_machine(options: PlanningOptions) -> bool:

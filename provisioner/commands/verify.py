@@ -54,6 +54,7 @@ def verify(
     target: str | None,
     model: str | None,
     provider: str,
+    tensorrt_provider: bool,
     static: bool,
     dim: list[str] | None,
     timeout: float,
@@ -67,6 +68,8 @@ def verify(
 
     if model is not None and static:
         raise BadInput("--model and --static do not go together", hint="--static runs no model")
+    if tensorrt_provider:
+        provider = "tensorrt"
     dims = parse_dims(dim)
     if dims and model is None:
         raise BadInput("--dim sizes the inputs of --model", hint="add --model FILE")

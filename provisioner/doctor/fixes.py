@@ -165,6 +165,18 @@ FIXES: dict[str, FixText] = {
         "built against; `ortprov plan --tensorrt` names them), or drop TensorrtExecutionProvider and use "
         "CUDAExecutionProvider"
     ),
+    "tensorrt-install-failed": lambda f, lib, s: (
+        f"ortprov apply --python {f.python} --tensorrt  (installs the real TensorRT wheels from "
+        "NVIDIA's index with --only-binary, pinned to a version that installs); behind a firewall: "
+        "--tensorrt-index-url MIRROR (handed to NVIDIA's stubs as WHEEL_STUB_PIP_INDEX_URL too), "
+        "`ortprov download` where the index is reachable then `ortprov apply --wheelhouse DIR`, or "
+        "--tensorrt-libraries system|DIR for a TensorRT already there"
+    ),
+    "tensorrt-major-mismatch": lambda f, lib, s: (
+        f"ortprov apply --python {f.python} --tensorrt  (pins the TensorRT major the provider links, "
+        f"e.g. tensorrt-cu13-libs==10.16.1.11 for libnvinfer.so.10); by hand: {f.pip} install "
+        '"tensorrt-cu13-libs<11" --extra-index-url https://pypi.nvidia.com --only-binary tensorrt-cu13-libs'
+    ),
     "unsupported-gpu-arch": _unsupported_arch,
     "gpu-provider-failed": lambda f, lib, s: (
         f"ortprov doctor --python {f.python}  on the failing machine names the missing piece (most often cuDNN or a "
@@ -175,8 +187,17 @@ FIXES: dict[str, FixText] = {
         "provider options {'gpu_mem_limit': N, 'arena_extend_strategy': 'kSameAsRequested'}"
     ),
     "cuda-context-conflict": lambda f, lib, s: (
-        "do not `import pycuda.autoinit` next to ONNX Runtime: create one context (cuda.Device(0).make_context()), "
-        "push it around TensorRT calls and pop it after; or run the engines in separate processes"
+        "share the device's primary context, which ONNX Runtime and TensorRT use: `import "
+        "pycuda.autoprimaryctx` instead of `import pycuda.autoinit`; or `ctx = cuda.Device(0)."
+        "retain_primary_context()` and `ctx.push()` ... `ctx.pop()` around the TensorRT/pycuda work; or "
+        "use cuda-python (cuDevicePrimaryCtxRetain), cupy or torch, which use the primary context. Not "
+        "`make_context()` with push/pop: that is a second, private context, and its kernels, streams and "
+        "engines break as soon as another thread or library makes the primary context current"
+    ),
+    "tensorrt-engine-cache-stale": lambda f, lib, s: (
+        "delete the engine cache folder (trt_engine_cache_path) or give each TensorRT version / GPU "
+        "model / onnxruntime version its own folder, e.g. trt_engine_cache_path=f'cache/{ort.__version__}-"
+        "{gpu name}'; the first session then builds the engines again (slow once)"
     ),
     "verify-crashed": lambda f, lib, s: (
         f"ortprov verify --python {f.python} --json  shows the stage it died in; mixed CUDA libraries (torch's and "
@@ -194,6 +215,10 @@ FIXES: dict[str, FixText] = {
     "gpu-slower-than-cpu": lambda f, lib, s: (
         "ortprov verify --model MODEL.onnx --dim NAME=N  (times your model on GPU vs CPU); avoid per-call "
         "host<->device copies with IOBinding, warm up before timing, and batch small inputs"
+    ),
+    "fastest-gpu-changes-results": lambda f, lib, s: (
+        f"keep the recommended options; `ortprov tune {s or 'MODEL'} --allow-output-change` shows the fastest variant "
+        "as code if the change is acceptable to you"
     ),
     "nodes-on-cpu": lambda f, lib, s: (
         "run with SessionOptions.log_severity_level = 1 to see which nodes fall back to the CPU; newer "

@@ -260,6 +260,9 @@ def _from_report(report: VerifyReport, facts: HostFacts | None, fixes: Fixes, ma
     explained = analyze_log("\n".join(texts), python=fixes.python, matrix=matrix)
     for failure in report.failures:
         found += _from_failure(failure, report, fixes)
+    from provisioner.doctor.tensorrt import report_findings  # TensorRT's rules, in their own module
+
+    found += report_findings(report, fixes, matrix)
     if kinds & {"session-failed", "cpu-fallback", "import-failed", "crashed"} and "no-driver" not in kinds:
         found += [f for f in explained if f.code != "gpu-provider-failed"]
         for failure in report.failures:

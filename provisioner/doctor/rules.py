@@ -5,7 +5,8 @@
   probed machine, logrules.py on a log's facts).
 - `RULES` is the registry: one `Rule` per finding code, in findings.CODES order, with the evidence it reads, the
   rule that decides it from a log (logrules.py) and its fix (fixes.FIXES). Codes only the live doctor can show
-  (its verify child, its loader hook) have no log rule.
+  (its verify child, its loader hook) or a tune measures have no log rule; TensorRT's own codes are read from the
+  log's text by doctor/tensorrt.py (issue 25), whose findings `decide_log` ranks with the rest.
 - `decide_log` runs every log rule on a `Case`, merges the findings per code and library, drops the generic
   symptom where a cause was found, and ranks them by cause (`rank`).
 """
@@ -138,6 +139,18 @@ RULES: tuple[Rule, ...] = (
         L.tensorrt_missing,
     ),
     Rule(
+        "tensorrt-install-failed",
+        "NVIDIA's placeholder stub could not fetch the real TensorRT wheel; a deprecated placeholder required "
+        "(read from the log's text by doctor/tensorrt.py)",
+        None,
+    ),
+    Rule(
+        "tensorrt-major-mismatch",
+        "libnvinfer.so.N missing beside a TensorRT of another major; verify's installed TensorRT vs the provider's "
+        "(doctor/tensorrt.py)",
+        None,
+    ),
+    Rule(
         "unsupported-gpu-arch",
         "no kernel image (CUDA error 209); cuBLAS failing first (status 14, 8); CUDA error "
         "100 or 35 with a GPU the build's CUDA does not support; the plan finding no build",
@@ -154,6 +167,12 @@ RULES: tuple[Rule, ...] = (
         "invalid resource handle, pycuda.autoinit next to ONNX Runtime; pycuda/tensorrt installed on the host",
         L.cuda_context_conflict,
     ),
+    Rule(
+        "tensorrt-engine-cache-stale",
+        "TensorRT refusing a cached engine of another version or GPU; verify's second session not reusing it "
+        "(doctor/tensorrt.py)",
+        None,
+    ),
     Rule("verify-crashed", "the verify child died of a signal", None),
     Rule("verify-timeout", "the verify child hung", None),
     Rule(
@@ -167,6 +186,11 @@ RULES: tuple[Rule, ...] = (
         "the log says so, or its timings (also under a 'GPU'/'CPU' header) show it; verify's timings",
         L.gpu_slower_than_cpu,
     ),
+    Rule(
+        "fastest-gpu-changes-results",
+        "a tune's measurements: the fastest GPU variant's outputs differ from the CPU's (tune/findings.py)",
+        None,
+    ),
     Rule("nodes-on-cpu", "'Some nodes were not assigned', Memcpy nodes", L.nodes_on_cpu),
 )
 RULE = {rule.code: rule for rule in RULES}
@@ -175,10 +199,13 @@ RULE = {rule.code: rule for rule in RULES}
 # --- a pasted log ------------------------------------------------------------------------------------------------
 
 
-def decide_log(ev: LogEvidence, fixes: Fixes, matrix: Matrix | None = None) -> list[Finding]:
-    """Findings from a log's facts, most important first; symptoms only where no cause is found."""
+def decide_log(
+    ev: LogEvidence, fixes: Fixes, matrix: Matrix | None = None, more: list[Finding] | None = None
+) -> list[Finding]:
+    """Findings from a log's facts (and `more`: those doctor/tensorrt.py read from its text), most important first;
+    symptoms only where no cause is found."""
     case = Case(ev, fixes, matrix)
-    found = [f for rule in RULES if rule.on_log is not None for f in rule.on_log(case)]
+    found = [f for rule in RULES if rule.on_log is not None for f in rule.on_log(case)] + list(more or ())
     return rank(drop_generic(merge_findings(found)), case)
 
 
@@ -259,4 +286,7 @@ def read_log_text(text: str, python: str = "python", matrix: Matrix | None = Non
     """(findings, the facts read): `analyze_log` with what it read, for "no known failure recognised"."""
     text, cut = bounded(text)
     evidence = read_evidence(text, matrix, cut)
-    return decide_log(evidence, log_fixes(python, evidence, matrix), matrix), evidence
+    fixes = log_fixes(python, evidence, matrix)
+    from provisioner.doctor.tensorrt import log_findings  # TensorRT's evidence and rules, in their own module
+
+    return decide_log(evidence, fixes, matrix, log_findings(text, fixes, matrix)), evidence

@@ -3,6 +3,7 @@ as it happens; what was done is returned (the command renders it), and failures 
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import time
@@ -17,7 +18,7 @@ from provisioner.installer.steps import with_sources
 from provisioner.installer.target import distributions, resolve_target, venv_python
 from provisioner.installer.tools import choose_installer, find_uv
 from provisioner.installer.transaction import ApplyFailed, ApplyResult, ApplySettings, apply_plan, locked
-from provisioner.plan import LOADER_HOOK, Plan
+from provisioner.plan import LOADER_HOOK, Plan, step_environment
 
 PlanSource = Callable[[str | None, str | None], Plan]  # (target python, its X.Y) -> the plan
 
@@ -98,6 +99,7 @@ def run_apply(
         if dry_run and venv is not None and not venv_python(venv.expanduser().absolute()).exists():
             version = python_version or f"{sys.version_info[0]}.{sys.version_info[1]}"
             plan = sourced(plan_source(None, version))
+            _preflight_tensorrt(plan)
             _say(f"dry run: would create the venv {venv} (Python {version}), then install: " + " ".join(plan.install))
             return {"outcome": "dry-run", "create_venv": str(venv), "install": list(plan.install)}, None
         existed = venv is not None and venv.expanduser().exists()
@@ -114,6 +116,7 @@ def run_apply(
                     installed = distributions(target.python)
                 with session.guard.interruptible():
                     plan = sourced(plan_source(target.python, target.minor))
+                    _preflight_tensorrt(plan)
                 planned_ok = True
                 planned = _plan_python(plan)
                 if planned and planned != target.minor:
@@ -158,15 +161,29 @@ def run_apply(
     return result, report
 
 
+def _preflight_tensorrt(plan: Plan) -> None:
+    """The TensorRT wheels the plan pins can be had from its sources (a wheelhouse, the index or its mirror);
+    else one message with the ways that work, before anything is changed."""
+    from provisioner.installer.tensorrt_source import preflight, tensorrt_steps
+
+    if tensorrt_steps(plan):
+        for found in preflight(plan):
+            _say(f"tensorrt: {found.requirement} is available from {found.where}")
+
+
 def _hook_files(plan: Plan) -> dict[str, bytes] | None:
     """The loader hook's files when the plan installs it (its soname table comes from the matrix)."""
     if not any(step.kind == LOADER_HOOK for step in plan.steps):
         return None
     from provisioner.installer.loader_hook import hook_files
     from provisioner.matrix.load import load_matrix
-    from provisioner.matrix.query import sonames_by_cuda_major
+    from provisioner.matrix.query import sonames_by_cuda_major, tensorrt_library_dirs, tensorrt_opened_later
 
-    return hook_files(sonames_by_cuda_major(load_matrix()))
+    matrix = load_matrix()
+    folders = [plan.tensorrt_source] if plan.tensorrt_source and os.path.isabs(plan.tensorrt_source) else []
+    return hook_files(
+        sonames_by_cuda_major(matrix), tensorrt_library_dirs(matrix), folders, tensorrt_opened_later(matrix)
+    )
 
 
 class Verifier:
@@ -212,8 +229,19 @@ class Verifier:
         from provisioner.verify import run_verify
 
         preload, env = self._as_the_plan_says()
-        _say(f"verify: {'static check (libraries resolve)' if static else 'CUDA session'} in {self.python} ...")
-        report = run_verify(self.python, static=static, timeout=self.timeout, preload=preload, env=env)
+        # a plan with TensorRT from wheels or a folder is proven with the TensorRT provider (first in the
+        # session, its libnvinfer, the engine cache); system TensorRT is the machine's, not the plan's
+        tensorrt = bool(self.plan and self.plan.tensorrt_version and self.plan.tensorrt_source != "system")
+        what = "static check (libraries resolve)" if static else ("TensorRT session" if tensorrt else "CUDA session")
+        _say(f"verify: {what} in {self.python} ...")
+        report = run_verify(
+            self.python,
+            provider="tensorrt" if tensorrt else "cuda",
+            static=static,
+            timeout=self.timeout,
+            preload=preload,
+            env=env,
+        )
         self.report = report
         if report.ok:
             _say(f"verify: passed ({report.mode}, {report.duration_s or 0:.1f}s)")
@@ -284,6 +312,7 @@ def run_download(
     else:
         tags = [platform]
     plan = with_sources(plan, index_url=index_url, extra_index_urls=extra_index_urls)
+    _preflight_tensorrt(plan)
     dest.mkdir(parents=True, exist_ok=True)
     before = {p.name for p in dest.glob("*.whl")}
     start = time.monotonic()
@@ -292,7 +321,7 @@ def run_download(
         argv = download_argv(step, dest, version, tags)
         _say(f"[{number}/{len(installs)}] download {' '.join(step.packages)} (Python {version}, {platform})")
         echo = (lambda line: print_err(f"      | {line}")) if verbose else None
-        result = run_command(argv, echo=echo)
+        result = run_command(argv, echo=echo, env=step_environment(step))
         if not result.ok:
             if not verbose:
                 _say("pip output (last lines):\n" + tail(result.output))

@@ -26,9 +26,22 @@ from provisioner.standalone.loader_hook import PTH_FILE
 PTH_LINE = f'import sys; exec("try:\\n import {PACKAGE_DIR}\\nexcept Exception:\\n pass")\n'
 
 
-def hook_files(sonames_by_cuda_major: dict[str, tuple[str, ...]]) -> dict[str, bytes]:
-    """Relative path under site-packages -> content, for the matrix's soname table."""
-    table = {"written_by": f"ortprov {__version__}", "sonames_by_cuda_major": sonames_by_cuda_major}
+def hook_files(
+    sonames_by_cuda_major: dict[str, tuple[str, ...]],
+    tensorrt_library_dirs: tuple[str, ...] = (),
+    tensorrt_folders: list[str] | tuple[str, ...] = (),
+    tensorrt_opened_later: tuple[str, ...] = (),
+) -> dict[str, bytes]:
+    """Relative path under site-packages -> content, for the matrix's soname table; `tensorrt_library_dirs`:
+    the site-packages folders of TensorRT's pip packages; `tensorrt_folders`: a TensorRT outside site-packages
+    (--tensorrt-libraries DIR); `tensorrt_opened_later`: TensorRT sonames a provider names but does not link."""
+    table = {
+        "written_by": f"ortprov {__version__}",
+        "sonames_by_cuda_major": sonames_by_cuda_major,
+        "tensorrt_library_dirs": list(tensorrt_library_dirs),
+        "tensorrt_folders": list(tensorrt_folders),
+        "tensorrt_opened_later": list(tensorrt_opened_later),
+    }
     files = {PTH_FILE: PTH_LINE.encode()}
     for name, content in standalone.sources("loader_hook.py").items():
         files[f"{PACKAGE_DIR}/{'__init__.py' if name == 'loader_hook.py' else name}"] = content

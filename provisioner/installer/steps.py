@@ -19,20 +19,23 @@ def with_sources(
     find_links: tuple[str, ...] = (),
     no_index: bool = False,
 ) -> Plan:
-    """The plan with package sources set on its install steps (mirrors, test indexes, a wheelhouse)."""
+    """The plan with package sources set on its install steps (mirrors, test indexes, a wheelhouse). A step
+    pinned to its own index (TensorRT's wheels, --only-binary from NVIDIA's index or --tensorrt-index-url) keeps
+    it: a PyPI mirror has only the stubs. A wheelhouse (find-links, --no-index) serves every step."""
     if not (index_url or extra_index_urls or find_links or no_index):
         return plan
     steps = tuple(
         dataclasses.replace(
             step,
-            index_url=index_url or step.index_url,
-            extra_index_urls=(*step.extra_index_urls, *extra_index_urls),
+            index_url=step.index_url if pinned else (index_url or step.index_url),
+            extra_index_urls=step.extra_index_urls if pinned else (*step.extra_index_urls, *extra_index_urls),
             find_links=(*step.find_links, *find_links),
             no_index=no_index or step.no_index,
         )
         if step.kind == "install"
         else step
         for step in plan.steps
+        for pinned in [bool(step.only_binary and step.index_url)]
     )
     return dataclasses.replace(plan, steps=steps)
 

@@ -29,7 +29,15 @@ from provisioner.installer.runner import (
 )
 from provisioner.installer.steps import Command, commands_for, dry_run_argv, parse_dry_run
 from provisioner.installer.target import Distributions, Target, distributions
-from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, Plan, canonical, requirement_name, step_summary
+from provisioner.plan import (
+    LOADER_HOOK,
+    REMOVE_LOADER_HOOK,
+    Plan,
+    canonical,
+    requirement_name,
+    step_environment,
+    step_summary,
+)
 from provisioner.probe.target import check_files
 
 
@@ -142,7 +150,7 @@ def predict(commands: list[Command], installed: Distributions, settings: ApplySe
                 removed[canonical(name)] = after.pop(canonical(name), "")
             continue
         argv = dry_run_argv(command, settings.tool)
-        result = run_command(argv, env=settings.env)
+        result = run_command(argv, env={**(settings.env or {}), **step_environment(command.step)})
         if not result.ok and "no such option" in result.output:
             return None  # a pip older than 22.2
         if not result.ok:
@@ -440,7 +448,7 @@ def _transaction(
                 result: CommandResult = run_command(
                     list(command.argv),
                     echo=echo,
-                    env=settings.env,
+                    env={**(settings.env or {}), **step_environment(command.step)},
                     pass_fds=session.installer_fds(),
                     on_start=started,
                 )

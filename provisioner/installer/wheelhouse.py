@@ -7,6 +7,7 @@ the step's own requirements and sources. The plan is saved next to the wheels (p
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -53,7 +54,8 @@ def download_argv(
     ]
     for tag in platforms:
         argv += ["--platform", tag]
-    return [*argv, *source_options(step), *step.packages]
+    # --only-binary=:all: covers the step's own --only-binary NAMEs; pip reads a later name list as replacing it
+    return [*argv, *source_options(dataclasses.replace(step, only_binary=())), *step.packages]
 
 
 def target_of(plan: Plan) -> tuple[str | None, str | None, str | None]:

@@ -173,7 +173,6 @@ def _check_builds(matrix: Matrix, file: str) -> list[Problem]:
     )
     releases = {r.version for r in matrix.cuda_releases}
     majors = {m.major: m for m in matrix.cuda_majors}
-    trt = {(t.version, t.cuda_major) for t in matrix.tensorrt}
     for i, build in enumerate(matrix.builds):
         entry = f"builds[{i}] ({build.ort_version}, CUDA {build.cuda_version})"
         problems += _sources(file, entry, build.sources)
@@ -193,9 +192,14 @@ def _check_builds(matrix: Matrix, file: str) -> list[Problem]:
                     f"cuDNN {build.cudnn_version} does not exist for CUDA {build.cuda_major} "
                     f"(cuda.yaml lists {', '.join(major.cudnn_majors)})"
                 )
-            if build.tensorrt_version and (build.tensorrt_version, build.cuda_major) not in trt:
+            if (
+                build.tensorrt_version
+                and _DOTTED.match(build.tensorrt_version)
+                and not any(t.serves(build.tensorrt_version, build.cuda_major) for t in matrix.tensorrt)
+            ):
                 reasons.append(
-                    f"tensorrt_version {build.tensorrt_version} for CUDA {build.cuda_major} is not in tensorrt.yaml"
+                    f"no release in tensorrt.yaml serves tensorrt_version {build.tensorrt_version} for CUDA "
+                    f"{build.cuda_major} (one of that major, not older)"
                 )
         if build.tensorrt_version is not None and not _DOTTED.match(build.tensorrt_version):
             reasons.append(f"tensorrt_version {build.tensorrt_version!r} is not a version")
@@ -289,9 +293,36 @@ def _check_tensorrt(matrix: Matrix, file: str) -> list[Problem]:
         if rel.cuda_major not in majors:
             problems.append(Problem(file, entry, f"CUDA major {rel.cuda_major} is not in cuda.yaml"))
         problems += [
-            Problem(file, entry, f"{r!r} is not a pip requirement") for r in rel.packages if not _REQUIREMENT.match(r)
+            Problem(file, entry, f"{r!r} is not an exact pin (name==version)")
+            for r in rel.packages
+            if not _EXACT_PIN.match(r)
         ]
+        if not rel.packages and not rel.notes:
+            problems.append(Problem(file, entry, "has no packages and no notes saying why"))
+        if rel.index_url is not None and not _URL.match(rel.index_url):
+            problems.append(Problem(file, entry, f"index_url {rel.index_url!r} is not an http(s) URL"))
+        problems += [Problem(file, entry, f"platform {p!r} is unknown") for p in rel.platforms if p not in PLATFORMS]
+        problems += [
+            Problem(file, entry, f"python {p!r} is not like '3.10'") for p in rel.python if not _PYTHON.match(p)
+        ]
+    problems += _duplicates(matrix.tensorrt_providers, lambda p: (p.ort_version, p.platform), file, "providers")
+    for i, provider in enumerate(matrix.tensorrt_providers):
+        entry = f"providers[{i}] ({provider.ort_version}, {provider.platform})"
+        problems += _sources(file, entry, provider.sources)
+        if provider.platform not in PLATFORMS:
+            problems.append(Problem(file, entry, f"platform {provider.platform!r} is unknown"))
+        if provider.library is None and (provider.needed or provider.named):
+            problems.append(Problem(file, entry, "lists libraries but no provider library"))
+    problems += _duplicates(matrix.tensorrt_packages, lambda p: (p.package, p.version), file, "packages")
+    for i, package in enumerate(matrix.tensorrt_packages):
+        entry = f"packages[{i}] ({package.package}, {package.version})"
+        problems += _sources(file, entry, package.sources)
+        if package.kind not in ("wheel", "stub", "sdist"):
+            problems.append(Problem(file, entry, f"kind {package.kind!r} is not wheel, stub or sdist"))
     return problems
+
+
+_EXACT_PIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][A-Za-z0-9.+!_-]*$")
 
 
 _ERROR_NAME = re.compile(r"^cudaError[A-Z][A-Za-z]+$|^CUBLAS_STATUS_[A-Z_]+$")
@@ -307,7 +338,10 @@ def _check_errors(matrix: Matrix, file: str) -> list[Problem]:
         if not _ERROR_NAME.match(error.name):
             problems.append(
                 Problem(
-                    file, entry, f"name {error.name!r} is not a cudaError_t or cublasStatus_t name (cudaErrorNoDevice)"
+                    file,
+                    entry,
+                    f"name {error.name!r} is not a cudaError_t name (cudaErrorNoDevice) nor a cublasStatus_t one "
+                    "(CUBLAS_STATUS_NOT_INITIALIZED)",
                 )
             )
         if error.number < 0:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from provisioner.versions import at_least, major
+from provisioner.versions import at_least, major, vtuple
 
 
 @dataclass(frozen=True)
@@ -114,13 +114,62 @@ class LibraryWheel:
 
 @dataclass(frozen=True)
 class TensorRTRelease:
-    """A TensorRT release and the pip packages that supply it."""
+    """The TensorRT a plan installs for builds of one CUDA major that need TensorRT of this major: exact pins of
+    the newest installable version (ABI is kept within a major), or no packages and a note saying why."""
 
-    version: str  # "10.9"
+    version: str  # the version the packages supply, "10.16.1.11"; without packages, the version needed ("8.6")
     cuda_major: int
-    packages: tuple[str, ...]  # requirement strings, "tensorrt-cu12-libs==10.9.0.34"
+    packages: tuple[str, ...]  # exact requirement strings, "tensorrt-cu13-libs==10.16.1.11"
     sources: tuple[str, ...] = ()
     notes: str | None = None  # e.g. why `packages` is empty
+    index_url: str | None = None  # where the real wheels are when PyPI holds only a stub (None: PyPI's wheels)
+    python: tuple[str, ...] = ()  # Pythons with a wheel, where limited ("3.6" ... "3.10"); empty: any
+    platforms: tuple[str, ...] = ()  # platforms with a wheel, where known; empty: not known (behind the index)
+    library_dir: str | None = None  # the site-packages folder holding its libraries ("tensorrt_libs")
+
+    @property
+    def major(self) -> int:
+        """10 for "10.16.1.11"."""
+        return major(self.version)
+
+    def serves(self, version: str, cuda_major: int) -> bool:
+        """Whether a build made against TensorRT `version` ("10.9", or "10" where only the major is known) for
+        `cuda_major` can use this release: same CUDA major, same TensorRT major (the soname, libnvinfer.so.N),
+        not older (ABI is kept within a major, forward only)."""
+        wanted = vtuple(version)
+        return (
+            self.cuda_major == cuda_major and self.major == wanted[0] and vtuple(self.version)[: len(wanted)] >= wanted
+        )
+
+
+@dataclass(frozen=True)
+class TensorRTProvider:
+    """Whether one onnxruntime-gpu release's wheel for one platform has a TensorRT provider, and what it links."""
+
+    ort_version: str
+    platform: str  # linux-x86_64 | linux-aarch64 | windows-amd64
+    library: str | None  # "libonnxruntime_providers_tensorrt.so"; None: the wheel has no TensorRT provider
+    sources: tuple[str, ...] = ()
+    needed: tuple[str, ...] | None = None  # TensorRT sonames in DT_NEEDED; None: not read (beyond the prefix)
+    named: tuple[str, ...] = ()  # TensorRT sonames in its string tables (DT_NEEDED and those opened later)
+
+
+@dataclass(frozen=True)
+class TensorRTPackage:
+    """One version of a TensorRT pip package on PyPI: a real wheel, NVIDIA's source stub, or another sdist."""
+
+    package: str  # tensorrt-cu13-libs
+    version: str
+    kind: str  # wheel | stub (wheel-stub backend: downloads the real wheel at build time) | sdist
+    installable: bool  # False: a requirement is a deprecated placeholder that refuses to build, or an sdist
+    sources: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()  # Requires-Dist (a stub's PKG-INFO is the real wheel's METADATA)
+    build_backend: str | None = None
+    index_url: str | None = None  # a stub's [tool.wheel_stub] index_url
+    platforms: tuple[str, ...] = ()
+    python: tuple[str, ...] = ()
+    library_dir: str | None = None  # a wheel's folder of libnvinfer
+    notes: str | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +204,8 @@ class Matrix:
     cuda_majors: tuple[CudaMajor, ...] = ()
     library_wheels: tuple[LibraryWheel, ...] = ()
     tensorrt: tuple[TensorRTRelease, ...] = ()
+    tensorrt_providers: tuple[TensorRTProvider, ...] = ()
+    tensorrt_packages: tuple[TensorRTPackage, ...] = ()
     cuda_errors: tuple[CudaError, ...] = ()
     gpu_models: tuple[GpuModel, ...] = ()
     origin: str = "shipped"  # shipped | a cache path
@@ -166,11 +217,17 @@ FILES: dict[str, tuple[tuple[str, type], ...]] = {
     "onnxruntime-gpu.yaml": (("builds", OrtBuild),),
     "cuda.yaml": (("releases", CudaRelease), ("majors", CudaMajor), ("errors", CudaError)),
     "nvidia-wheels.yaml": (("wheels", LibraryWheel),),
-    "tensorrt.yaml": (("releases", TensorRTRelease),),
+    "tensorrt.yaml": (
+        ("releases", TensorRTRelease),
+        ("providers", TensorRTProvider),
+        ("packages", TensorRTPackage),
+    ),
     "gpus.yaml": (("gpus", GpuModel),),
 }
 FILE_NAMES = tuple(FILES)
-OPTIONAL_SECTIONS = frozenset({("cuda.yaml", "errors")})  # added later: a copy written before may lack it
+OPTIONAL_SECTIONS = frozenset(
+    {("cuda.yaml", "errors"), ("tensorrt.yaml", "providers"), ("tensorrt.yaml", "packages")}
+)  # added later: a copy written before may lack it
 OPTIONAL_FILES = frozenset({"gpus.yaml"})  # added later: a copy written before may lack it (its parts are empty)
 REQUIRED_FILE_NAMES = tuple(name for name in FILE_NAMES if name not in OPTIONAL_FILES)
 PART_FILES = {  # a Matrix part -> its file, for messages

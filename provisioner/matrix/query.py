@@ -17,6 +17,8 @@ from provisioner.matrix.model import (
     LibraryWheel,
     Matrix,
     OrtBuild,
+    TensorRTPackage,
+    TensorRTProvider,
     TensorRTRelease,
 )
 from provisioner.versions import driver_at_least, in_series, major, ort_matcher, satisfies, vtuple
@@ -186,20 +188,50 @@ def recorded_wheels(matrix: Matrix, package: str, spec: str, cuda_major_number: 
 
 
 def tensorrt_release(matrix: Matrix, version: str, cuda_major_number: int) -> TensorRTRelease | None:
-    """The TensorRT release a build's provider needs, for its CUDA major: the record of exactly `version`
-    ("10.9"; "10" where the wheels say only the major, recorded with a range of packages), else the newest
-    release of that series."""
-    releases = [t for t in matrix.tensorrt if t.cuda_major == cuda_major_number]
-    exact = next((t for t in releases if t.version == version), None)
-    if exact is not None:
-        return exact
-    series = [t for t in releases if in_series(t.version, version)]
-    return max(series, key=lambda t: vtuple(t.version)) if series else None
+    """The TensorRT a build made against `version` ("10.9"; "10" where the wheel says only its major) gets for
+    its CUDA major: of the releases of that major not older than `version`, the newest with packages (ABI is
+    kept within a major; another major, TensorRT 11 for a build linking libnvinfer.so.10, never serves); else
+    the record without packages that says why none exists; None when the matrix knows nothing."""
+    serving = [t for t in matrix.tensorrt if t.serves(version, cuda_major_number)]
+    with_packages = [t for t in serving if t.packages]
+    chosen = with_packages or serving
+    return max(chosen, key=lambda t: vtuple(t.version)) if chosen else None
 
 
 def build_tensorrt(matrix: Matrix, build: OrtBuild) -> TensorRTRelease | None:
-    """The TensorRT release the build's TensorRT provider was built against (None: none recorded)."""
+    """The TensorRT release the build's TensorRT provider gets (None: none recorded)."""
     return tensorrt_release(matrix, build.tensorrt_version, build.cuda_major) if build.tensorrt_version else None
+
+
+def tensorrt_provider(matrix: Matrix, ort_version: str, platform: str) -> TensorRTProvider | None:
+    """What the release's wheel for `platform` holds of a TensorRT provider (None: not recorded)."""
+    return next((p for p in matrix.tensorrt_providers if p.ort_version == ort_version and p.platform == platform), None)
+
+
+def tensorrt_library_dirs(matrix: Matrix) -> tuple[str, ...]:
+    """The site-packages folders TensorRT's pip packages put their libraries in ("tensorrt", "tensorrt_libs")."""
+    return tuple(sorted({t.library_dir for t in matrix.tensorrt if t.library_dir}))
+
+
+def tensorrt_opened_later(matrix: Matrix) -> tuple[str, ...]:
+    """TensorRT sonames a provider names but does not link (libnvinfer_plugin.so.10): opened when needed."""
+    later = {
+        name for p in matrix.tensorrt_providers if p.needed is not None for name in p.named if name not in p.needed
+    }
+    return tuple(sorted(later))
+
+
+def tensorrt_package(matrix: Matrix, package: str, version: str) -> TensorRTPackage | None:
+    """The recorded facts of one TensorRT package version (stub or wheel, requirements, index)."""
+    wanted = (canonical_name(package), version)
+    return next((p for p in matrix.tensorrt_packages if (canonical_name(p.package), p.version) == wanted), None)
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalised distribution name."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 # --- libraries, by soname -----------------------------------------------------------------------------------

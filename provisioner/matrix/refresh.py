@@ -211,7 +211,14 @@ def render_files(base: Matrix, builds: tuple[OrtBuild, ...], date: str) -> dict[
             },
         ),
         "nvidia-wheels.yaml": dump(note, {"wheels": [plain_record(w) for w in base.library_wheels]}),
-        "tensorrt.yaml": dump(note, {"releases": [plain_record(t) for t in base.tensorrt]}),
+        "tensorrt.yaml": dump(
+            note,
+            {
+                "releases": [plain_record(t) for t in base.tensorrt],
+                "providers": [plain_record(t) for t in base.tensorrt_providers],
+                "packages": [plain_record(t) for t in base.tensorrt_packages],
+            },
+        ),
         "gpus.yaml": dump(note, {"gpus": [plain_record(g) for g in base.gpu_models]}),
     }
 

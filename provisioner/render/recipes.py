@@ -132,6 +132,13 @@ def _check_step(step: Step) -> None:
     for location in step.find_links:
         if not location or _CONTROL.search(location) or location.startswith("-"):
             raise BadInput(f"find-links location {location!r} is not a path or URL")
+    for name in step.only_binary:
+        if not _NAME.fullmatch(name):
+            raise BadInput(f"--only-binary {name!r} is not a distribution name")
+    for item in step.environment:
+        name, equals, value = item.partition("=")
+        if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or _CONTROL.search(value):
+            raise BadInput(f"step environment {item!r} is not NAME=value on one line")
 
 
 def _check_requirement(text: str) -> None:
@@ -227,8 +234,20 @@ def render_commands(plan: Plan, tool: str, *, python: str = "python") -> str:
             continue
         if step.description:
             lines.append(f"# {one_line(step.description)}")
-        lines.append(command_line(step_argv(step, tool, python), windows))
+        lines.append(environment_prefix(step, windows) + command_line(step_argv(step, tool, python), windows))
     return "\n".join(lines) + "\n"
+
+
+def environment_prefix(step: Step, windows: bool) -> str:
+    """The step's environment (WHEEL_STUB_PIP_INDEX_URL=...) before its command: `NAME=value ` in a POSIX
+    shell, `$env:NAME = 'value'; ` in PowerShell."""
+    out = ""
+    for item in step.environment:
+        name, _, value = item.partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise BadInput(f"environment variable name {name!r} is not a name")
+        out += f"$env:{name} = {powershell_quote(value)}; " if windows else f"{name}={shlex.quote(value)} "
+    return out
 
 
 def ortprov_step_comment(step: Step) -> list[str]:
@@ -289,6 +308,15 @@ def _one_run_options(installs: Sequence[Step], what: str) -> list[str]:
     merged, the feed would serve every requirement, or PyPI's same-numbered build for another CUDA could win."""
     if not installs:
         return []
+    behind = next((s for s in installs if s.only_binary and s.index_url), None)
+    if behind is not None and len(installs) > 1:
+        raise BadInput(
+            f"this plan installs {', '.join(behind.packages)} from {behind.index_url} only, in a pip run of its "
+            f"own (PyPI holds only source stubs of them, which download the real wheel while they build): {what} "
+            "is one pip run, and would let PyPI's stub or another index serve them",
+            hint="use --format pip, uv or dockerfile (they run the steps in order), or fill a wheelhouse with "
+            "`ortprov download` and install from it",
+        )
     options = {(s.index_url, s.extra_index_urls, s.find_links, s.no_index) for s in installs}
     if len(installs) > 1 and (len(options) > 1 or any(s.no_deps for s in installs)):
         alone = next((s for s in installs if s.no_deps), None) or next(
@@ -457,6 +485,7 @@ def _refuse_credentials(plan: Plan) -> None:
     from urllib.parse import urlsplit
 
     urls = [plan.index_url or ""] + [u for s in plan.steps for u in (s.index_url or "", *s.extra_index_urls)]
+    urls += [item.partition("=")[2] for s in plan.steps for item in s.environment]
     for url in urls:
         if url and (urlsplit(url).username or urlsplit(url).password):
             raise BadInput(
@@ -476,8 +505,9 @@ def _install_layers(steps: Sequence[Step], base: str) -> str:
             what += " (without the NVIDIA wheels: the base image supplies CUDA and cuDNN)"
         if step.find_links:
             what += "; find-links folders must exist inside the image"
+        env = ["env", *step.environment] if step.environment else []
         blocks.append(
-            f"# Layer: {what}\n# hadolint ignore=DL3059\nRUN {json.dumps(step_argv(step, 'pip', VENV_PYTHON))}"
+            f"# Layer: {what}\n# hadolint ignore=DL3059\nRUN {json.dumps([*env, *step_argv(step, 'pip', VENV_PYTHON)])}"
         )
     return "\n\n".join(blocks)
 

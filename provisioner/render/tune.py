@@ -1,5 +1,6 @@
-"""A tune rendered: the table (CPU, CUDA with onnxruntime's defaults, each variant), the verdict, why, and the
-winning options three ways (Python, RapidOCR's config.yaml, JSON)."""
+"""A tune rendered: what was fed, the table (CPU, CUDA with onnxruntime's defaults, each variant, with its answers
+against the CPU's), the verdict, why, and the winning options three ways (Python with the per-shape helper when it
+wins, RapidOCR, JSON)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from provisioner import standalone
 from provisioner.render.style import style
 from provisioner.serde import to_jsonable
 
@@ -31,7 +33,20 @@ class TuneResult:
         return render_tune(self.report, self.analysis)
 
     def data(self) -> Any:
-        return {"report": self.report.to_dict(), "analysis": to_jsonable(self.analysis)}
+        analysis = to_jsonable(self.analysis)
+        rec = self.analysis.recommendation
+        if rec is not None and rec.helper and analysis.get("recommendation"):
+            analysis["recommendation"]["helper_source"] = helper_source()
+        return {"report": self.report.to_dict(), "analysis": analysis}
+
+
+def helper_path() -> str:
+    """Where the per-shape helper the tune measured lives (provisioner/standalone/shape_sessions.py)."""
+    return str(standalone.path("shape_sessions.py"))
+
+
+def helper_source() -> str:
+    return standalone.path("shape_sessions.py").read_text(encoding="utf-8")
 
 
 def _s(value: float | None, digits: int = 2) -> str:
@@ -53,6 +68,8 @@ def _row(row: Row) -> list[str]:
         "-" if row.switch_ms is None else f"{row.switch_ms:+.1f}",
         _s(row.score_s),
         vs,
+        row.answers,
+        "-" if row.gpu_mb is None or not row.states else f"{row.gpu_mb:.0f}/{row.states}",
     ]
 
 
@@ -68,6 +85,8 @@ HEADER = [
     "switch ms",
     "total s",
     "vs CPU",
+    "answers",
+    "GPU MiB/states",
 ]
 
 
@@ -101,12 +120,16 @@ def render_tune(report: TuneReport, analysis: Analysis) -> str:
         )
     for note in report.notes:
         lines.append(f"  assumed: {note}")
+    if report.inputs_source:
+        lines.append(f"inputs: {report.inputs_source}")
     measured = [row for row in analysis.rows if row.status != "skipped"]
     skipped = [row for row in analysis.rows if row.status == "skipped"]
     if measured:
         lines += ["", *table([HEADER] + [_row(row) for row in measured])]
         lines.append("  (total: the first pass, every shape new, plus the median warm pass; ± half the spread;")
-        lines.append("   1 shape ms: one seen shape repeated; switch ms: what a change to a seen shape adds to a run)")
+        lines.append("   1 shape ms: one seen shape repeated; switch ms: what a change to a seen shape adds to a run;")
+        lines.append("   answers: the outputs against the CPU's on the same, unpadded inputs; GPU MiB/states: the GPU")
+        lines.append("   memory its first pass added (arenas, per-shape sessions or graphs), over the states kept)")
     for row in measured:
         if row.reason and row.status not in ("ok",):
             lines.append(f"  {row.label}: {row.status}: {row.reason}")
@@ -131,8 +154,18 @@ def render_tune(report: TuneReport, analysis: Analysis) -> str:
             lines += [f"      {line}" for line in item.evidence if line]
     rec = analysis.recommendation
     if rec is not None:
-        lines += ["", f"recommended: {rec.label}", "", "  Python:"]
+        lines += ["", f"recommended: {rec.label}"]
+        if rec.changes_results:
+            lines.append(style(f"  it CHANGES THE RESULTS (--allow-output-change): {rec.changes_results}", "red"))
+        lines += ["", "  Python:"]
         lines += [f"    {line}" if line else "" for line in rec.python.splitlines()]
+        if rec.helper:
+            lines += [
+                "",
+                f"  The helper ({rec.helper}) is the code the tune measured: copy it next to yours,",
+                f"    cp {helper_path()} .",
+                "  (`--json` carries its source in analysis.recommendation.helper_source)",
+            ]
         lines += ["", "  RapidOCR:"]
         lines += [f"    {line}" if line else "" for line in rec.rapidocr.splitlines()]
         lines += ["", "  JSON:"]
@@ -150,4 +183,6 @@ def recommendation_json(rec: Any) -> dict[str, Any]:
         "session_options": rec.session_options,
         "io_binding": rec.io_binding,
         "pad_to": rec.pad_to,
+        "pad_mode": rec.pad_mode,
+        "per_shape": rec.helper,
     }

@@ -79,6 +79,17 @@ def render_report(report: VerifyReport) -> str:
         rows.append(("attempt", attempt))
     for check in report.checks:
         rows += _check_rows(check)
+    trt = report.tensorrt
+    if trt is not None:
+        rows.append(("libnvinfer", f"{trt.libnvinfer or 'not loaded'} [{trt.libnvinfer_source or '-'}]"))
+        hit = "hit" if trt.cache_hit else "MISS (wrote " + (", ".join(trt.written_by_second) or "nothing") + ")"
+        rows.append(
+            (
+                "engine cache",
+                f"{hit}: {trt.engine_files} file(s) after the first session (created in {trt.first_create_s} s), "
+                f"second session created in {trt.second_create_s} s",
+            )
+        )
     if report.loaded_libraries:
         for lib in report.loaded_libraries:
             rows.append((f"loaded {lib.library}", f"{lib.path} [{lib.source}]"))

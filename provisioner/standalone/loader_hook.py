@@ -97,7 +97,8 @@ def prepare_linux(paths: "list[str]") -> None:
     providers = [os.path.join(capi, name) for name in PROVIDERS if os.path.isfile(os.path.join(capi, name))]
     if not providers:
         return _inert("the installed onnxruntime has no CUDA provider (a CPU build)")
-    index = wheel_libraries(paths)
+    table = hook_table()
+    index = wheel_libraries(paths, table.get("tensorrt_library_dirs"), table.get("tensorrt_folders") or [])
     if not index:
         return _inert("no NVIDIA wheel libraries in site-packages")
     STATUS["folders"] = sorted({os.path.dirname(path) for path in index.values()})
@@ -106,8 +107,12 @@ def prepare_linux(paths: "list[str]") -> None:
     wanted = []
     for provider in providers:
         tensorrt_wheels = any(libnames.library_family(name) == "nvinfer" for name in index)
-        if provider.endswith(TENSORRT_PROVIDER) and not tensorrt_wheels:
-            continue  # TensorRT's libraries are not installed from wheels: nothing to prepare for it
+        if provider.endswith(TENSORRT_PROVIDER):
+            if not tensorrt_wheels:
+                continue  # TensorRT's libraries are not installed from wheels: nothing to prepare for it
+            later = [n for n in table.get("tensorrt_opened_later") or [] if isinstance(n, str) and n in index]
+            wanted += [n for n in [*elf.read_dynamic_file(provider).needed, *later] if n not in wanted]
+            continue
         wanted += [name for name in elf.read_dynamic_file(provider).needed if name not in wanted]
     major = cuda_major(package, wanted)
     STATUS["cuda_major"] = major
@@ -147,22 +152,29 @@ def find_package(paths: "list[str]", name: str) -> "str | None":
     return None
 
 
-def wheel_libraries(paths: "list[str]") -> "dict[str, str]":
-    """soname -> path of every shared library in the NVIDIA (and TensorRT) wheel folders, first path wins."""
+def wheel_libraries(
+    paths: "list[str]", tensorrt_dirs: "list[str] | None" = None, tensorrt_folders: "list[str] | None" = None
+) -> "dict[str, str]":
+    """soname -> path of every shared library in the NVIDIA and TensorRT wheel folders (`tensorrt_dirs`, from
+    ortprov's matrix: tensorrt_libs/, and tensorrt/ of TensorRT 8) and in a TensorRT folder outside
+    site-packages (`tensorrt_folders`, --tensorrt-libraries DIR); the first path wins."""
     import os
 
     from . import libnames
 
     index: dict[str, str] = {}
-    for entry in paths:
-        if not entry or not os.path.isdir(entry):
-            continue
+    trt_dirs = [d for d in (tensorrt_dirs if tensorrt_dirs is not None else ["tensorrt_libs"]) if isinstance(d, str)]
+    roots = [entry for entry in paths if entry and os.path.isdir(entry)]
+    for entry in [*roots, None]:
         folders = []
-        nvidia = os.path.join(entry, "nvidia")
-        if os.path.isdir(nvidia):
-            for package in sorted(os.listdir(nvidia)):
-                folders += [os.path.join(nvidia, package, sub) for sub in ("lib", "lib64")]
-        folders.append(os.path.join(entry, "tensorrt_libs"))
+        if entry is None:  # a TensorRT outside site-packages, after the wheels
+            folders = [f for f in tensorrt_folders or [] if isinstance(f, str)]
+        else:
+            nvidia = os.path.join(entry, "nvidia")
+            if os.path.isdir(nvidia):
+                for package in sorted(os.listdir(nvidia)):
+                    folders += [os.path.join(nvidia, package, sub) for sub in ("lib", "lib64")]
+            folders += [os.path.join(entry, name) for name in trt_dirs]
         for folder in folders:
             try:
                 names = sorted(os.listdir(folder))
@@ -195,15 +207,23 @@ def cuda_major(package: str, needed: "list[str]") -> "str | None":
     return None
 
 
-def opened_later(major: "str | None") -> "list[str]":
-    """Sonames a build of this CUDA major may open by name (hook.json, written by ortprov from its matrix)."""
+def hook_table() -> "dict[str, Any]":
+    """hook.json, written by ortprov from its matrix beside this file (empty when missing or unreadable)."""
     import json
     import os
 
     try:
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook.json"), encoding="utf-8") as f:
-            table = json.load(f).get("sonames_by_cuda_major", {})
+            table = json.load(f)
     except (OSError, ValueError):
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
+def opened_later(major: "str | None") -> "list[str]":
+    """Sonames a build of this CUDA major may open by name (hook.json's table for that major)."""
+    table = hook_table().get("sonames_by_cuda_major", {})
+    if not isinstance(table, dict):
         return []
     return [name for name in table.get(str(major), []) if isinstance(name, str)]
 

@@ -273,8 +273,12 @@ RELATED_DISTS = (
     "torch",
     "pycuda",
     "tensorrt",
+    "tensorrt-cu11",
     "tensorrt-cu12",
     "tensorrt-cu13",
+    "tensorrt-cu11-libs",
+    "tensorrt-cu12-libs",
+    "tensorrt-cu13-libs",
     "cupy-cuda12x",
     "cupy-cuda13x",
 )
@@ -533,17 +537,100 @@ def driver_problem() -> str | None:
     return None
 
 
-def gpu_provider_list(provider: str, device_id: int, tf32_off: bool) -> list:
+def gpu_provider_list(provider: str, device_id: int, tf32_off: bool, engine_cache: str | None = None) -> list:
     cuda_options = {"device_id": str(device_id)}
     if tf32_off:
         cuda_options["use_tf32"] = "0"
     if provider == "tensorrt":
+        trt_options = {"device_id": str(device_id)}
+        if engine_cache:
+            trt_options.update(trt_engine_cache_enable="True", trt_engine_cache_path=engine_cache)
         return [
-            ("TensorrtExecutionProvider", {"device_id": str(device_id)}),
+            ("TensorrtExecutionProvider", trt_options),
             ("CUDAExecutionProvider", cuda_options),
             "CPUExecutionProvider",
         ]
     return [("CUDAExecutionProvider", cuda_options), "CPUExecutionProvider"]
+
+
+def cache_files(folder: str) -> dict:
+    """name -> (size, mtime) of the files an engine cache folder holds."""
+    found = {}
+    for root, _dirs, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            found[os.path.relpath(path, folder)] = (info.st_size, info.st_mtime_ns)
+    return found
+
+
+def tensorrt_check(ort: Any, np: Any, args: argparse.Namespace, result: dict[str, Any]) -> None:
+    """After a TensorRT session: which libnvinfer the process loaded, and whether a second session with the
+    same engine cache reuses the engine the first one built (no new or rewritten engine file)."""
+    loaded = [lib for lib in loaded_libraries() if lib["library"] == "nvinfer"]
+    libnvinfer = next((lib for lib in loaded if lib["filename"].lower().startswith(("libnvinfer.so", "nvinfer"))), None)
+    record: dict[str, Any] = {
+        "libnvinfer": libnvinfer["path"] if libnvinfer else None,
+        "libnvinfer_source": libnvinfer["source"] if libnvinfer else None,
+        "engine_cache": args.engine_cache,
+        "first_create_s": None,
+        "second_create_s": None,
+        "engine_files": 0,
+        "written_by_second": [],
+        "cache_hit": False,
+    }
+    result["tensorrt"] = record
+    check = result["checks"][0] if result["checks"] else None
+    if check is not None and check.get("gpu"):
+        record["first_create_s"] = check["gpu"]["create_s"]
+    if libnvinfer is None:
+        result["failures"].append(
+            {"kind": "tensorrt-not-loaded", "message": "the session ran, but no libnvinfer is mapped into the process"}
+        )
+        return
+    before = cache_files(args.engine_cache)
+    record["engine_files"] = len(before)
+    if not before:
+        result["failures"].append(
+            {
+                "kind": "engine-cache-miss",
+                "message": f"the first TensorRT session wrote no engine into {args.engine_cache} "
+                "(trt_engine_cache_enable was set)",
+            }
+        )
+        return
+    stage("session:tensorrt-cache")
+    model = os.path.join(args.models, "check.onnx") if not args.model else args.model
+    try:
+        second = timed_session(
+            ort,
+            model,
+            gpu_provider_list("tensorrt", args.device_id, False, args.engine_cache),
+            lambda s: make_inputs(s, args.dims, np, result, "tensorrt-cache"),
+            1,
+            0.1,
+        )
+    except Exception as exc:  # noqa: BLE001
+        result["failures"].append(
+            {"kind": "engine-cache-miss", "message": f"the second TensorRT session failed: {type(exc).__name__}: {exc}"}
+        )
+        return
+    record["second_create_s"] = second["timing"]["create_s"]
+    after = cache_files(args.engine_cache)
+    record["written_by_second"] = sorted(name for name, facts in after.items() if before.get(name) != facts)
+    first = list(second["session"].get_providers())[:1]
+    record["cache_hit"] = not record["written_by_second"] and first == ["TensorrtExecutionProvider"]
+    if not record["cache_hit"]:
+        result["failures"].append(
+            {
+                "kind": "engine-cache-miss",
+                "message": "a second session with the same engine cache built its engine again (wrote "
+                f"{', '.join(record['written_by_second']) or 'nothing, but ran on ' + str(first)})",
+            }
+        )
 
 
 def new_check(result: dict[str, Any], label: str, model: str, providers: list[str]) -> dict[str, Any]:
@@ -582,7 +669,7 @@ def check_model(
             gpu = timed_session(
                 ort,
                 model,
-                gpu_provider_list(args.provider, args.device_id, tf32_off),
+                gpu_provider_list(args.provider, args.device_id, tf32_off, args.engine_cache),
                 feeds_fn,
                 args.runs,
                 args.budget,
@@ -609,7 +696,21 @@ def check_model(
     check["gpu_first"] = bool(check["providers_session"]) and check["providers_session"][0] == gpu_name
     check["gpu"] = gpu["timing"]
     check["libraries_after"] = sorted({lib["library"] for lib in loaded_libraries()})
-    if not check["gpu_first"]:
+    if (
+        not check["gpu_first"]
+        and args.provider == "tensorrt"
+        and check["providers_session"][:1] == ["CUDAExecutionProvider"]
+    ):
+        result["failures"].append(
+            {
+                "kind": "tensorrt-fallback",
+                "message": f"{label}: asked for TensorrtExecutionProvider first but the session runs on "
+                f"{check['providers_session']}: ONNX Runtime fell back to CUDA (TensorRT could not be loaded or "
+                "created; its error is in ONNX Runtime's log)",
+                "library": "nvinfer",
+            }
+        )
+    elif not check["gpu_first"]:
         no_driver = driver_problem()
         result["failures"].append(
             {
@@ -653,7 +754,7 @@ def fft_check(ort: Any, np: Any, args: argparse.Namespace, result: dict[str, Any
         run = timed_session(
             ort,
             model,
-            gpu_provider_list(args.provider, args.device_id, False)[:-1],
+            gpu_provider_list(args.provider, args.device_id, False, args.engine_cache)[:-1],
             lambda s: make_inputs(s, {}, np, result, "builtin:fft"),
             args.runs,
             args.budget,
@@ -727,6 +828,7 @@ def parse_args(argv: list) -> argparse.Namespace:
         "too old to say itself (no _get_nvidia_dll_paths)",
     )
     args = parser.parse_args(argv)
+    args.engine_cache = None  # TensorRT's engine cache folder, made by run() for --provider tensorrt
     dims = {}
     for item in args.dim:
         name, _, value = item.partition("=")
@@ -840,12 +942,24 @@ def run(args: argparse.Namespace) -> dict:
     except ImportError as exc:
         result["failures"].append({"kind": "numpy-missing", "message": f"import numpy: {exc}"})
         return result
-    if args.model:
-        check_model(ort, np, args, args.model, "model", False, result)
-    else:
-        check_model(ort, np, args, os.path.join(args.models, "check.onnx"), "builtin:check", True, result)
-        if result["checks"][-1]["gpu_first"] and args.provider == "cuda":
-            fft_check(ort, np, args, result)
+    if args.provider == "tensorrt":
+        import tempfile
+
+        args.engine_cache = tempfile.mkdtemp(prefix="ortprov-trt-engines-")
+    try:
+        if args.model:
+            check_model(ort, np, args, args.model, "model", False, result)
+        else:
+            check_model(ort, np, args, os.path.join(args.models, "check.onnx"), "builtin:check", True, result)
+            if result["checks"][-1]["gpu_first"] and args.provider == "cuda":
+                fft_check(ort, np, args, result)
+        if args.provider == "tensorrt" and result["checks"] and result["checks"][0]["gpu_first"]:
+            tensorrt_check(ort, np, args, result)
+    finally:
+        if args.engine_cache:
+            import shutil
+
+            shutil.rmtree(args.engine_cache, ignore_errors=True)
     result["loaded_libraries"] = loaded_libraries()
     return result
 

@@ -1,5 +1,6 @@
-"""A tune's analysis as doctor findings (`ortprov doctor --model MODEL`): gpu-slower-than-cpu and nodes-on-cpu,
-with the measurements as evidence and the recommended options as the fix. Pure."""
+"""A tune's analysis as doctor findings (`ortprov doctor --model MODEL`): gpu-slower-than-cpu, a faster GPU variant
+that changes the results, nodes-on-cpu; the measurements as evidence and the recommended options as the fix.
+Pure: doctor reports from the same measurement `ortprov tune` shows."""
 
 from __future__ import annotations
 
@@ -35,6 +36,20 @@ def tune_findings(analysis: Analysis, model: str) -> list[Finding]:
                     "use these CUDA provider options: " + json.dumps(rec.provider_options),
                 )
             )
+    if analysis.fastest_changes is not None and analysis.fastest_cuda is not None:
+        row = next((r for r in analysis.rows if r.name == analysis.fastest_cuda), None)
+        label = row.label if row is not None else analysis.fastest_cuda
+        speed = f" ({analysis.fastest_speedup:.2f}x the CPU)" if analysis.fastest_speedup else ""
+        found.append(
+            Finding(
+                "fastest-gpu-changes-results",
+                "info",
+                "the fastest GPU variant changes the results",
+                (f"{label}{speed}: {analysis.fastest_changes}", analysis.verdict),
+                f"keep the recommended options; `ortprov tune {model} --allow-output-change` shows it as code if "
+                "the change is acceptable to you",
+            )
+        )
     for explanation in analysis.explanations:
         if explanation.code == "nodes-on-cpu":
             found.append(

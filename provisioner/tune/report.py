@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from provisioner.serde import from_jsonable, to_jsonable
 
-TUNE_SCHEMA_VERSION = 1
+TUNE_SCHEMA_VERSION = 2  # 2: every measurement's check against the reference, its memory; the inputs used
 
 Dims = tuple[int, ...]
 Feed = dict[str, Dims]  # one run's input shapes: input name -> dims
@@ -59,14 +59,16 @@ class Runtime:
     cpu_count: int | None = None
     import_s: float | None = None
     error: str | None = None  # import onnxruntime / numpy failed
+    missing: str | None = None  # the module that is not installed (onnxruntime, numpy), when that was why
 
 
 @dataclass(frozen=True)
 class Variant:
     """One way to run the model: a provider with options, session options, how inputs reach the session
     (binding: none = session.run with numpy arrays; copy = I/O binding, inputs copied to the device each run and
-    outputs left there, then copied back; fixed = device buffers made once per shape, as CUDA graphs need), and
-    whether inputs are padded to the tune's shape buckets."""
+    outputs left there, then copied back), state kept per input shape (per_shape: "graphs" = one session with a
+    CUDA graph captured per shape, "sessions" = a session per shape; standalone/shape_sessions.py), and whether
+    inputs are padded (to the tune's shape buckets, or to one shape; with zeros or the input's own edge)."""
 
     name: str
     label: str
@@ -74,10 +76,17 @@ class Variant:
     provider_options: dict[str, str] = field(default_factory=dict)
     session_options: dict[str, str] = field(default_factory=dict)
     binding: str = "none"
-    padded: bool = False  # zero-padded to the tune's shape buckets
-    pad_one: bool = False  # zero-padded to ONE shape (the sequence's largest per dimension; the app crops)
+    padded: bool = False  # padded to the tune's shape buckets
+    pad_one: bool = False  # padded to ONE shape (the sequence's largest per dimension; the app crops)
     base: str | None = None  # the variant this one changes
     changes: tuple[str, ...] = ()  # what it changes, as `option=value`
+    per_shape: str | None = None  # graphs | sessions: state kept per input shape
+    pad_mode: str = "zero"  # zero | edge (numpy's pad mode "edge": the input's own border continues)
+    shared_arena: bool = False  # per-shape sessions allocate from one CUDA arena
+
+    @property
+    def pads(self) -> bool:
+        return self.padded or self.pad_one
 
     def request(self) -> dict[str, object]:
         """What the child needs of it."""
@@ -86,6 +95,9 @@ class Variant:
             "provider_options": dict(self.provider_options),
             "session_options": dict(self.session_options),
             "binding": self.binding,
+            "per_shape": self.per_shape,
+            "pad_mode": self.pad_mode,
+            "shared_arena": self.shared_arena,
         }
 
 
@@ -125,6 +137,54 @@ class Switch:
 
 
 @dataclass(frozen=True)
+class OutputAgreement:
+    """One output of a variant against the reference's (standalone/tune_compare.py says the rules)."""
+
+    output: str
+    kind: str | None = None  # probability map | class probabilities | values
+    tolerance: str = ""
+    elements: int = 0
+    past_tolerance: int = 0
+    share_past: float = 0.0
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    mean_abs: float = 0.0
+    worst_run: int | None = None  # 1-based
+    worst_share: float = 0.0
+    flips: int = 0  # probability map: across the threshold; class probabilities: sure positions changed
+    sure: int = 0
+    regions_reference: tuple[int, ...] = ()  # probability map: text regions per input
+    regions: tuple[int, ...] = ()
+    not_comparable: str | None = None
+    agrees: bool = False
+
+
+@dataclass(frozen=True)
+class Check:
+    """A variant's outputs against the reference (the CPU session on the same, unpadded inputs), one input at
+    a time. status: reference (this variant made it), compared, partial (some inputs), not-checked."""
+
+    status: str
+    reason: str | None = None
+    inputs: int = 0
+    agrees: bool = False
+    outputs: tuple[OutputAgreement, ...] = ()
+
+
+@dataclass(frozen=True)
+class Memory:
+    """What a variant's session(s) took, MiB: its creation, and what its first pass added (every per-shape session
+    made, every graph captured, the arenas grown). GPU figures are the device's; the creation's is unknown (None)
+    in a fresh child, whose CUDA runtime the session itself loads."""
+
+    states: int = 1  # sessions or captured graphs kept per input shape (1: a plain session)
+    rss_created_mb: float | None = None
+    rss_mb: float | None = None  # the first pass's addition
+    gpu_created_mb: float | None = None
+    gpu_mb: float | None = None  # the first pass's addition
+
+
+@dataclass(frozen=True)
 class Measurement:
     """One variant over the tune's sequence: session creation, the first pass (each run shape new to the
     session the first time it comes), then warm passes; per run, in milliseconds. With I/O binding the copies
@@ -146,6 +206,16 @@ class Measurement:
     failed_at: int | None = None  # the entry a run failed on
     log: tuple[LogLine, ...] = ()
     seconds: float | None = None  # wall time of the whole measurement
+    check: Check | None = None  # its outputs against the reference
+    memory: Memory | None = None
+
+    @property
+    def agrees(self) -> bool | None:
+        """True: its outputs match the reference's within tolerance (or it is the reference); False: they
+        differ beyond it; None: not checked."""
+        if self.check is None or self.check.status == "not-checked" or not self.check.inputs:
+            return None
+        return self.check.agrees
 
     @property
     def complete(self) -> bool:
@@ -226,8 +296,13 @@ class TuneReport:
     inputs: tuple[TensorSpec, ...] = ()
     outputs: tuple[TensorSpec, ...] = ()
     sequence: tuple[Feed, ...] = ()
-    sequence_source: str = "derived"  # derived | --shape | --shapes FILE
+    sequence_source: str = "derived"  # derived | --shape | --shapes FILE | --inputs DIR
+    input_kind: str = "random"  # page | line | random: what the generated inputs look like
+    inputs_source: str = ""  # what was fed, in words (generated text pages ..., the files of --inputs DIR)
+    input_files: tuple[str, ...] = ()  # --inputs DIR: the files used, in the order of the sequence
+    input_folder: str | None = None
     buckets: tuple[Feed, ...] = ()  # the padded shape of each sequence entry; () when padding does not apply
+    fine_buckets: tuple[Feed, ...] = ()  # the same with fine buckets (each size rounded up to a few steps)
     one_shape: Feed | None = None  # the one shape every entry is padded to (None: the sequence has one already)
     notes: tuple[str, ...] = ()  # what the shapes assumed, what was skipped for the whole tune
     measurements: tuple[Measurement, ...] = ()

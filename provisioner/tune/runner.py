@@ -1,53 +1,34 @@
-"""The edge of a tune: the conversation with standalone/tune_child.py in the target interpreter.
+"""The edge of a tune: the steps of one, each a request to the tune child (child.py) in the target interpreter.
 
-One child process (the target's Python, a new session group) answers one request at a time. Every answer is
-awaited with a timeout; a child that hangs or dies is killed and recorded (`timeout`, `crashed`), and a fresh one
-takes the next variant while the budget lasts. ONNX Runtime's log lines on the child's stderr are kept with the
-request they came in (the child marks each request's start and end there). Progress goes to `progress`.
+Inspect the model (a load error said as the user's problem: preflight.py), settle its inputs (generated to look
+like its data, or the user's files: the child reads them) and shapes, profile the node placement, then measure the
+variants `variants.next_variant` asks for, each in a fresh child, within the budget. The CPU variant writes its
+outputs, input by input, into a private folder as the reference; every later variant's outputs are compared with
+them in its own child (the folder is removed at the end). Progress lines go to `progress`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import queue
-import re
-import subprocess
-import threading
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from provisioner import standalone
-from provisioner.childproc import kill_group
 from provisioner.errors import BadInput
 from provisioner.serde import from_jsonable, to_jsonable
+from provisioner.tune import preflight
 from provisioner.tune import shapes as shaping
 from provisioner.tune import variants as plan
-from provisioner.tune.report import (
-    Feed,
-    LogLine,
-    Measurement,
-    Placement,
-    Runtime,
-    TensorSpec,
-    TuneReport,
-    Variant,
-    clean_log_text,
-)
+from provisioner.tune.child import START_TIMEOUT_S, TuneChild
+from provisioner.tune.report import Feed, LogLine, Measurement, Placement, TensorSpec, TuneReport, Variant
 
-CHILD_SCRIPT = standalone.path("tune_child.py")
-MARK = "ortprov-tune-mark: "
-END = "ortprov-tune-end: "
-START_TIMEOUT_S = 60.0  # importing onnxruntime (a GPU build loads its libraries later, at the first session)
 GRACE_S = 20.0  # a request's answer may come this late after the time it was given (one long run, a search)
 MIN_VARIANT_S = 3.0  # a variant given less than this is skipped, not started
-LOG_LINES_KEPT = 12
-FALLBACK_LINES_KEPT = 500  # cuDNN's fallback notices: one per Conv node, all kept (the analysis counts them)
-_STAMP = re.compile(r"^\S*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ ")
-_NOISE = re.compile(r"^\s*$")
+CHECK_MIN_S, CHECK_MAX_S = 10.0, 30.0  # the untimed check of a variant's outputs: half its share, within these
 
 Progress = Callable[[str], None]
 
@@ -58,11 +39,13 @@ def run_tune(
     *,
     sequence: tuple[Feed, ...] | None = None,
     sequence_source: str = "derived",
+    inputs_dir: str | None = None,
     budget_s: float = 300.0,
     progress: Progress | None = None,
 ) -> TuneReport:
-    """Tune `model` in `python` within `budget_s` seconds: inspect it, derive (or check) the shapes, profile the
-    node placement, then measure the variants `variants.next_variant` asks for, one after the other."""
+    """Tune `model` in `python` within `budget_s` seconds: inspect it, settle its inputs (generated, or the files of
+    `inputs_dir`) and shapes, profile the node placement, then measure the variants `variants.next_variant` asks
+    for, one after the other, each checked against the CPU's outputs (kept on disk meanwhile)."""
     if not Path(python).is_file() or not os.access(python, os.X_OK):
         raise BadInput(
             f"python interpreter {python!r} does not exist or is not executable",
@@ -76,55 +59,143 @@ def run_tune(
     model_path = str(Path(model).resolve())
     started = time.monotonic()
     deadline = started + budget_s
-    child = _Child(python)
+    child = TuneChild(python)
+    reference = tempfile.mkdtemp(prefix="ortprov-tune-reference-")
     try:
         runtime = child.start(min(START_TIMEOUT_S, budget_s))
+        problem = preflight.runtime_problem(runtime)
+        if problem is not None:
+            raise problem
         report = TuneReport(model=model_path, runtime=runtime, budget_s=budget_s, sequence_source=sequence_source)
-        if runtime.error:
-            return replace(report, stopped=f"the target cannot run a model: {runtime.error}")
         say(f"tune: {Path(model).name} in {runtime.python} (onnxruntime {runtime.ort_version})")
         answer = child.ask({"op": "inspect", "model": model_path}, _left(deadline))
         if answer.get("error") or "inputs" not in answer:
-            why = answer.get("error") or answer.get("reason") or "no answer"
-            raise BadInput(f"{model} is not a model onnxruntime can load: {why}", hint="pass an .onnx file")
+            why = answer.get("error") or answer.get("reason") or answer.get("message") or "no answer"
+            raise preflight.model_problem(model, str(why), runtime)
         inputs = tuple(from_jsonable(TensorSpec, spec) for spec in answer["inputs"])
         outputs = tuple(from_jsonable(TensorSpec, spec) for spec in answer["outputs"])
-        notes: tuple[str, ...] = ()
-        if sequence is None:
-            runs, notes = shaping.default_sequence(inputs, outputs)
+        report = replace(report, inputs=inputs, outputs=outputs)
+        if inputs_dir is not None:
+            report = _from_files(child, report, inputs_dir, deadline)
         else:
-            runs = shaping.check_sequence(sequence, inputs, sequence_source)
-        if shaping.distinct(runs) == 1 and len(runs) < shaping.DEFAULT_RUNS:
-            runs = (runs[0],) * shaping.DEFAULT_RUNS  # one shape: the same run again, enough for a median
-        report = replace(
-            report,
-            inputs=inputs,
-            outputs=outputs,
-            sequence=runs,
-            buckets=shaping.buckets(runs),
-            one_shape=shaping.one_shape(runs),
-            notes=notes,
-        )
-        say(f"tune: {len(runs)} runs, {shaping.distinct(runs)} distinct shapes; budget {budget_s:.0f} s")
+            report = _generated(report, sequence)
+        runs = report.sequence
+        say(f"tune: {len(runs)} runs, {shaping.distinct(runs)} distinct shapes; {report.inputs_source}")
+        say(f"tune: budget {budget_s:.0f} s")
         report = _place(child, report, deadline, say)
-        report = _measure_all(child, report, deadline, say)
+        report = _measure_all(child, report, deadline, say, reference)
     finally:
         child.stop()
+        shutil.rmtree(reference, ignore_errors=True)
     return replace(report, duration_s=round(time.monotonic() - started, 3))
+
+
+def _generated(report: TuneReport, sequence: tuple[Feed, ...] | None) -> TuneReport:
+    """The sequence derived (or given) and checked, and the generated inputs it runs on."""
+    notes: tuple[str, ...] = ()
+    if sequence is None:
+        runs, notes = shaping.default_sequence(report.inputs, report.outputs)
+    else:
+        runs = shaping.check_sequence(sequence, report.inputs, report.sequence_source)
+    if shaping.distinct(runs) == 1 and len(runs) < shaping.DEFAULT_RUNS:
+        runs = (runs[0],) * shaping.DEFAULT_RUNS  # one shape: the same run again, enough for a median
+    kind = shaping.input_kind(report.inputs, report.outputs, runs)
+    return _with_sequence(replace(report, input_kind=kind, inputs_source=GENERATED[kind], notes=notes), runs)
+
+
+def _with_sequence(report: TuneReport, runs: tuple[Feed, ...]) -> TuneReport:
+    return replace(
+        report,
+        sequence=runs,
+        buckets=shaping.buckets(runs),
+        fine_buckets=shaping.fine_buckets(runs),
+        one_shape=shaping.one_shape(runs),
+    )
+
+
+def _from_files(child: TuneChild, report: TuneReport, folder: str, deadline: float) -> TuneReport:
+    """The user's inputs: every array and image of `folder` (sorted by name), one run each, in the target."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise BadInput(f"--inputs {folder!r} is not a folder", hint="pass a folder of .npy/.npz files or images")
+    kind = shaping.input_kind(report.inputs, report.outputs, ())
+    request = {"op": "files", "model": report.model, "inputs": {"kind": kind, "folder": str(path.resolve())}}
+    answer = child.ask(request, min(_left(deadline), 120.0))
+    if answer.get("event") != "files":
+        raise BadInput(f"--inputs {folder!r} could not be read: {answer.get('message') or answer.get('reason')}")
+    files = answer.get("files") or []
+    if not files:
+        raise BadInput(
+            f"--inputs {folder!r} holds no input files",
+            hint="put .npy (one array per run), .npz (one array per input) or image files there",
+        )
+    bad = [entry for entry in files if entry.get("error")]
+    if bad:
+        reader = answer.get("reader") or "no image reader (PIL, cv2) in the target"
+        raise BadInput(
+            f"--inputs: {bad[0]['name']} {bad[0]['error']}"
+            + (f" (and {len(bad) - 1} more files)" if len(bad) > 1 else ""),
+            hint=f"each file feeds one run of the model's inputs ({reader} reads images)",
+        )
+    runs = tuple({name: tuple(dims) for name, dims in entry["feed"].items()} for entry in files)
+    runs = shaping.check_sequence(runs, report.inputs, f"--inputs {folder}")
+    names = tuple(entry["name"] for entry in files)
+    source = files_source(names, str(path.resolve()), kind, answer.get("reader"))
+    report = replace(
+        report,
+        input_kind=kind,
+        inputs_source=source,
+        input_files=names,
+        input_folder=str(path.resolve()),
+        sequence_source=f"--inputs {folder}",
+    )
+    return _with_sequence(report, runs)
+
+
+GENERATED = {
+    "page": "generated text pages (dark lines of text on a light page, normalised as RapidOCR's detector does)",
+    "line": "generated text lines (48 pixels high, dark text on a light background, normalised as RapidOCR does)",
+    "random": "generated random values (the model's inputs are not recognised as images of text)",
+}
+
+
+def files_source(names: tuple[str, ...], folder: str, kind: str, reader: str | None) -> str:
+    """What --inputs fed, in words."""
+    arrays = sum(1 for n in names if n.lower().endswith((".npy", ".npz")))
+    images = len(names) - arrays
+    parts = [f"{arrays} arrays"] if arrays else []
+    if images:
+        how = "resized and normalised as RapidOCR's " + ("recogniser" if kind == "line" else "detector") + " does"
+        parts.append(f"{images} images ({how}, read with {reader})")
+    return f"your files from {folder}: " + ", ".join(parts)
 
 
 def _left(deadline: float) -> float:
     return max(0.0, deadline - time.monotonic())
 
 
-def _place(child: _Child, report: TuneReport, deadline: float, say: Progress) -> TuneReport:
+def _inputs(report: TuneReport) -> dict[str, Any]:
+    """How the child makes (or reads) the inputs."""
+    if report.input_folder:
+        return {"kind": report.input_kind, "folder": report.input_folder, "files": list(report.input_files)}
+    return {"kind": report.input_kind}
+
+
+def _place(child: TuneChild, report: TuneReport, deadline: float, say: Progress) -> TuneReport:
     """The placement profile: one session (CUDA when there is one: the largest run shape; else the CPU: the
     smallest, only the ops are wanted), three runs."""
     variant = plan.placement_variant(report)
     pick = max if variant.provider == "cuda" else min
     feed = pick(report.sequence, key=shaping.elements)
     say(f"tune: profiling node placement ({variant.label}, {shaping.describe_feed(feed)})")
-    request = {"op": "placement", "model": report.model, "variant": variant.request(), "feed": feed, "runs": 2}
+    request = {
+        "op": "placement",
+        "model": report.model,
+        "variant": variant.request(),
+        "feed": feed,
+        "runs": 2,
+        "kind": report.input_kind,
+    }
     answer = child.ask(request, min(_left(deadline), 120.0))
     fields = {k: v for k, v in answer.items() if k not in ("event", "id")}
     if answer.get("event") != "placement":
@@ -133,7 +204,7 @@ def _place(child: _Child, report: TuneReport, deadline: float, say: Progress) ->
     return replace(report, placement=placement)
 
 
-def _measure_all(child: _Child, report: TuneReport, deadline: float, say: Progress) -> TuneReport:
+def _measure_all(child: TuneChild, report: TuneReport, deadline: float, say: Progress, reference: str) -> TuneReport:
     done = 0
     while True:
         item = plan.next_variant(report)
@@ -158,7 +229,21 @@ def _measure_all(child: _Child, report: TuneReport, deadline: float, say: Progre
         done += 1
         child.stop()  # each variant in a fresh process: none inherits another's loaded kernels or caches
         say(f"tune: [{done}] {variant.label} ({left:.0f} s of the budget left)")
-        report = _add(report, _measure(child, report, variant, left, say))
+        measured = _measure(child, report, variant, left, say, reference)
+        if measured.check is not None and measured.check.status != "reference":
+            say(f"tune:     {variant.label}: {agreement_line(measured)}")
+        report = _add(report, measured)
+
+
+def agreement_line(measured: Measurement) -> str:
+    """A progress line: does the variant give the reference's answers?"""
+    check = measured.check
+    if check is None or measured.agrees is None:
+        return f"outputs not checked ({check.reason if check else 'no check'})"
+    if check.agrees:
+        return f"outputs agree with the CPU's ({check.inputs} inputs)"
+    worst = max(check.outputs, key=lambda o: o.share_past)
+    return f"outputs CHANGE: {worst.share_past:.3%} of {worst.output} past tolerance (max |diff| {worst.max_abs:.3g})"
 
 
 def _share(variant: Variant, report: TuneReport, left: float) -> float:
@@ -172,27 +257,42 @@ def _add(report: TuneReport, measurement: Measurement) -> TuneReport:
     return replace(report, measurements=(*report.measurements, measurement))
 
 
-def _measure(child: _Child, report: TuneReport, variant: Variant, left: float, say: Progress) -> Measurement:
-    sequence = list(report.sequence)
-    run_shapes = list(report.buckets) if variant.padded and report.buckets else None
+def run_shapes(report: TuneReport, variant: Variant) -> list[Feed] | None:
+    """The shape each entry runs at: padded to one shape or to buckets, or None (as it comes)."""
     if variant.pad_one and report.one_shape is not None:
-        run_shapes = [report.one_shape] * len(sequence)
+        return [report.one_shape] * len(report.sequence)
+    which = plan.buckets_of(variant)
+    if which is not None:
+        found = plan.bucket_sequence(report, which)
+        return list(found) if found else None
+    return None
+
+
+def _measure(
+    child: TuneChild, report: TuneReport, variant: Variant, left: float, say: Progress, reference: str
+) -> Measurement:
+    share = _share(variant, report, left)
+    check_s = min(CHECK_MAX_S, max(CHECK_MIN_S, share / 2))
     request = {
         "op": "measure",
         "model": report.model,
         "variant": variant.request(),
-        "sequence": sequence,
-        "run_shapes": run_shapes,
+        "inputs": _inputs(report),
+        "specs": [{"name": spec.name, "type": spec.type, "shape": list(spec.shape)} for spec in report.inputs],
+        "sequence": list(report.sequence),
+        "run_shapes": run_shapes(report, variant),
         "warm_passes": plan.warm_passes(variant, report),
-        "seconds": _share(variant, report, left),
+        "seconds": share,
         "cut_after_s": plan.cut_after_s(variant, report),
         "switch_runs": plan.SWITCH_RUNS,
+        "reference": {"folder": reference, "make": variant.name == plan.CPU_VARIANT.name},
+        "check_seconds": check_s,
     }
 
     def on_progress(event: dict[str, Any]) -> None:
         say(f"tune:     {variant.label}: {event.get('phase')} run {event.get('done')} of {event.get('total')}")
 
-    answer = child.ask(request, left + GRACE_S, on_progress)
+    answer = child.ask(request, left + GRACE_S + check_s, on_progress)
     log = tuple(LogLine(text, count) for text, count in child.last_log)
     if answer.get("event") != "measured":
         status = answer.get("status", "failed")
@@ -201,150 +301,3 @@ def _measure(child: _Child, report: TuneReport, variant: Variant, left: float, s
     fields = {k: v for k, v in answer.items() if k in Measurement.__dataclass_fields__ and k != "variant"}
     measured = from_jsonable(Measurement, {**fields, "variant": to_jsonable(variant), "log": []})
     return replace(measured, variant=variant, log=log)
-
-
-class _Child:
-    """The tune child: started, asked one request at a time, stopped; restarted after a timeout or a crash."""
-
-    def __init__(self, python: str) -> None:
-        self.python = python
-        self.process: subprocess.Popen[str] | None = None
-        self.events: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self.stderr: list[str] = []
-        self.lock = threading.Lock()
-        self.next_id = 0
-        self.last_log: list[tuple[str, int]] = []
-        self.runtime: Runtime | None = None
-
-    def start(self, timeout: float) -> Runtime:
-        env = {**os.environ, "PYTHONIOENCODING": "utf-8", "PYTHONUNBUFFERED": "1"}
-        self.events = queue.Queue()
-        self.stderr = []
-        try:
-            self.process = subprocess.Popen(
-                [self.python, str(CHILD_SCRIPT)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                env=env,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return Runtime(python=self.python, python_version="", error=f"cannot start it: {exc}")
-        threading.Thread(target=self._read_events, args=(self.process,), daemon=True).start()
-        threading.Thread(target=self._read_stderr, args=(self.process,), daemon=True).start()
-        ready = self._wait(None, timeout)
-        if ready.get("event") != "ready":
-            why = ready.get("reason") or "no ready event"
-            self.stop()
-            return Runtime(python=self.python, python_version="", error=why)
-        fields = {k: v for k, v in ready.items() if k not in ("event",)}
-        self.runtime = from_jsonable(Runtime, fields)
-        return self.runtime
-
-    def ask(
-        self, request: dict[str, Any], timeout: float, on_progress: Callable[[dict[str, Any]], None] | None = None
-    ) -> dict[str, Any]:
-        """Send one request; its answer, or {"event": "lost", "status": "timeout"|"crashed", "reason": ...}."""
-        if self.process is None or self.process.poll() is not None:
-            self.start(START_TIMEOUT_S)
-        if self.process is None or self.process.stdin is None:
-            return {"event": "lost", "status": "crashed", "reason": "the tune child could not be started"}
-        self.next_id += 1
-        request_id = self.next_id
-        with self.lock:
-            mark = len(self.stderr)
-        try:
-            self.process.stdin.write(json.dumps({"id": request_id, **request}) + "\n")
-            self.process.stdin.flush()
-        except OSError:
-            pass
-        answer = self._wait(request_id, timeout, on_progress)
-        time.sleep(0.05)  # the END mark and the last log lines trail the answer on the other pipe
-        with self.lock:
-            self.last_log = _log_lines(self.stderr[mark:], request_id)
-        if answer.get("event") == "lost":
-            self.stop()
-        return answer
-
-    def _wait(
-        self, request_id: int | None, timeout: float, on_progress: Callable[[dict[str, Any]], None] | None = None
-    ) -> dict[str, Any]:
-        deadline = time.monotonic() + max(timeout, 1.0)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return {"event": "lost", "status": "timeout", "reason": f"no answer within {timeout:.0f} s"}
-            try:
-                event = self.events.get(timeout=left)
-            except queue.Empty:
-                continue
-            if event is None:
-                return {"event": "lost", "status": "crashed", "reason": self._death()}
-            if event.get("event") == "progress":
-                if on_progress is not None:
-                    on_progress(event)
-                continue
-            if request_id is None or event.get("id") == request_id:
-                return event
-
-    def _death(self) -> str:
-        process = self.process
-        code = process.wait(timeout=5) if process is not None else None
-        with self.lock:
-            tail = [line for line in self.stderr if line.strip() and not line.startswith((MARK, END))][-3:]
-        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
-        return f"the tune child died ({how})" + (f": {' | '.join(tail)}" if tail else "")
-
-    def _read_events(self, process: subprocess.Popen[str]) -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                self.events.put(event)
-        self.events.put(None)
-
-    def _read_stderr(self, process: subprocess.Popen[str]) -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            with self.lock:
-                self.stderr.append(line.rstrip("\n"))
-
-    def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            try:
-                if process.stdin is not None:
-                    process.stdin.write(json.dumps({"op": "quit"}) + "\n")
-                    process.stdin.flush()
-                process.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                kill_group(process)
-                process.wait(timeout=5)
-
-
-def _log_lines(lines: list[str], request_id: int) -> list[tuple[str, int]]:
-    """ONNX Runtime's lines between the request's marks, time stamps stripped, counted, the first few kept."""
-    inside = False
-    counts: dict[str, int] = {}
-    for line in lines:
-        if line.startswith(MARK):
-            inside = line[len(MARK) :].strip() == str(request_id)
-            continue
-        if line.startswith(END):
-            inside = False
-            continue
-        if inside and not _NOISE.match(line):
-            text = _STAMP.sub("", clean_log_text(line)).strip()
-            cap = FALLBACK_LINES_KEPT if "Fallback mode" in text else LOG_LINES_KEPT
-            if text in counts or len(counts) < cap:
-                counts[text] = counts.get(text, 0) + 1
-    return list(counts.items())

@@ -31,6 +31,9 @@ LINE_WIDTHS = (320, 1600, 32)
 LINE_HEIGHT = 48
 TOKEN_LENGTHS = (16, 512, 8)
 BUCKETS_PER_AXIS = 3
+FINE_STEPS = 4  # fine buckets: multiples of 4 x the sizes' common step
+LINE_MAX_HEIGHT = 64  # an image input no higher than this in every run is a text line
+FLOAT_TYPES = ("tensor(float)", "tensor(float16)", "tensor(double)")
 UNNAMED = ("", "?")  # dimension names that say "unknown", not "the same as every other one so named"
 _DIMS = re.compile(r"^\d+([x,]\d+)*$")
 _GOLDEN = (math.sqrt(5) - 1) / 2
@@ -291,6 +294,47 @@ def buckets(sequence: tuple[Feed, ...], per_axis: int = BUCKETS_PER_AXIS) -> tup
     if len({tuple(sorted(f.items())) for f in padded}) >= len({tuple(sorted(f.items())) for f in sequence}):
         return ()
     return tuple(padded)
+
+
+def fine_buckets(sequence: tuple[Feed, ...], steps: int = FINE_STEPS) -> tuple[Feed, ...]:
+    """The padded shape of each run with fine buckets: every dimension that varies rounded up to a multiple of
+    `steps` times its sizes' common step (sizes in multiples of 32: to a multiple of 128, at most 96 more). ()
+    when that would not reduce the number of distinct shapes."""
+    axes = sorted({(name, i) for feed in sequence for name, dims in feed.items() for i in range(len(dims))})
+    grain: dict[tuple[str, int], int] = {}
+    for name, position in axes:
+        values = sorted({feed[name][position] for feed in sequence if name in feed})
+        if len(values) > 1:
+            grain[(name, position)] = math.gcd(*values) * steps
+    if not grain:
+        return ()
+    padded = []
+    for feed in sequence:
+        out: Feed = {}
+        for name, dims in feed.items():
+            out[name] = tuple(
+                -(-size // grain[(name, i)]) * grain[(name, i)] if (name, i) in grain else size
+                for i, size in enumerate(dims)
+            )
+        padded.append(out)
+    if distinct(tuple(padded)) >= distinct(sequence):
+        return ()
+    return tuple(padded)
+
+
+def input_kind(inputs: tuple[TensorSpec, ...], outputs: tuple[TensorSpec, ...], sequence: tuple[Feed, ...]) -> str:
+    """What the generated inputs should look like: "line" for an image input read as a text line (a sequence
+    comes out, or every run is at most LINE_MAX_HEIGHT pixels high), "page" for an image input whose output is
+    a map of the same kind (a text detector), else "random"."""
+    images = [spec for spec in inputs if _layout(spec) is not None and spec.type in FLOAT_TYPES]
+    if len(images) != len(inputs) or not images:
+        return "random"
+    heights = [feed[spec.name][_layout(spec)[0]] for feed in sequence for spec in images if spec.name in feed]  # type: ignore[index]
+    if any(len(out.shape) == 3 and out.dynamic() for out in outputs) or (heights and max(heights) <= LINE_MAX_HEIGHT):
+        return "line"
+    if any(len(out.shape) == 4 and len(out.dynamic()) >= 2 for out in outputs):
+        return "page"
+    return "random"
 
 
 def one_shape(sequence: tuple[Feed, ...]) -> Feed | None:

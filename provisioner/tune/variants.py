@@ -1,14 +1,17 @@
 """Which variants a tune measures, in what order, and how long each may take.
 
 The order is a coordinate search, the informative variants first and the known-slow ones late: the CPU (the bar
-to beat), CUDA with onnxruntime's defaults (what a user gets; EXHAUSTIVE), HEURISTIC, then inputs padded to ONE
-shape (the sequence's largest: one algorithm search, no change of shape; with EXHAUSTIVE and with HEURISTIC, each
-also with a CUDA graph, which a fixed shape allows) and the CPU on that same padded workload, DEFAULT, the
-report's options (RapidOCR 1.4.4's, EXHAUSTIVE), then, on top of the best algorithm search (the base), one change
-at a time: padding to shape buckets, I/O binding, NHWC, the cuDNN workspace, TF32, the arena, the graph
-optimisation level, CUDA graphs (one fixed shape only); last, the changes that helped, together. A variant whose
-first pass already takes CUT_FACTOR times the best total so far is stopped there (`cut-short`, its partial
-numbers kept): a slow search cannot eat the budget.
+to beat, and the reference every other variant's outputs are checked against), CUDA with onnxruntime's defaults
+(what a user gets; EXHAUSTIVE), HEURISTIC; then state kept per input shape on the fast search, so that no run
+changes the shape its session last ran (a CUDA graph captured per shape in one session; a session per shape);
+then inputs padded to ONE shape (the sequence's largest: no change of shape, but the outputs may change: the
+check says), with zeros and with the input's own edge, with a CUDA graph, under EXHAUSTIVE, and the CPU on that
+padded workload; DEFAULT, the report's options (RapidOCR 1.4.4's, EXHAUSTIVE), sessions per shape sharing one
+arena; then, on top of the best algorithm search (the base), one change at a time: padding to shape buckets
+(coarse and fine, zeros and edge), I/O binding, NHWC, the cuDNN workspace, TF32, the arena, the graph
+optimisation level; last, the changes that helped and kept the answers, together. A variant whose first pass
+already takes CUT_FACTOR times the best total so far (of the variants that keep the answers) is stopped there
+(`cut-short`, its partial numbers kept): a slow search cannot eat the budget.
 
 `next_variant` is asked again after every measurement, so the plan follows the results; a variant the budget
 cannot pay for is recorded as skipped, never silently dropped.
@@ -43,60 +46,52 @@ REPORT = Variant(
     dict(REPORT_OPTIONS),
     changes=tuple(f"{k}={v}" for k, v in REPORT_OPTIONS.items()),
 )
+PAD_ONE_WORDS = "inputs padded to one shape"
 
-# Every input zero-padded to one shape (the sequence's largest, per dimension): one search, no change of shape.
-PAD_ONE = Variant(
-    "cuda-pad-one",
-    "CUDA, inputs padded to one shape (EXHAUSTIVE)",
-    "cuda",
-    {ALGO: "EXHAUSTIVE"},
-    pad_one=True,
-    changes=(f"{ALGO}=EXHAUSTIVE", "inputs padded to one shape"),
+
+def _pad_one(name: str, algo: str, graph: bool = False, mode: str = "zero") -> Variant:
+    """Every input padded to one shape (the sequence's largest, per dimension): one search, no change of shape."""
+    how = " with their edge values" if mode == "edge" else ""
+    label = f"CUDA, {PAD_ONE_WORDS}{how} ({algo})" + (" + CUDA graph" if graph else "")
+    changes = (f"{ALGO}={algo}", PAD_ONE_WORDS + (" (edge)" if mode == "edge" else ""))
+    return Variant(
+        name,
+        label,
+        "cuda",
+        {ALGO: algo},
+        pad_one=True,
+        per_shape="graphs" if graph else None,
+        pad_mode=mode,
+        changes=(*changes, "a CUDA graph") if graph else changes,
+    )
+
+
+PAD_ONE = _pad_one("cuda-pad-one", "EXHAUSTIVE")
+PAD_ONE_GRAPH = replace(_pad_one("cuda-pad-one-graph", "EXHAUSTIVE", graph=True), base=PAD_ONE.name)
+# HEURISTIC: one search of a few milliseconds instead of EXHAUSTIVE's second (paid once per process).
+PAD_ONE_HEURISTIC = _pad_one("cuda-pad-one-heuristic", "HEURISTIC")
+PAD_ONE_HEURISTIC_GRAPH = replace(
+    _pad_one("cuda-pad-one-heuristic-graph", "HEURISTIC", graph=True), base=PAD_ONE_HEURISTIC.name
 )
-PAD_ONE_GRAPH = Variant(
-    "cuda-pad-one-graph",
-    "CUDA, inputs padded to one shape (EXHAUSTIVE) + CUDA graph",
-    "cuda",
-    {ALGO: "EXHAUSTIVE", "enable_cuda_graph": "1"},
-    binding="fixed",
-    pad_one=True,
-    base=PAD_ONE.name,
-    changes=(*PAD_ONE.changes, "enable_cuda_graph=1", "I/O binding (fixed buffers)"),
+PAD_ONE_HEURISTIC_EDGE = replace(
+    _pad_one("cuda-pad-one-heuristic-edge", "HEURISTIC", mode="edge"), base=PAD_ONE_HEURISTIC.name
 )
-# The same with HEURISTIC: one search of a few milliseconds instead of EXHAUSTIVE's second (paid once per process).
-PAD_ONE_HEURISTIC = Variant(
-    "cuda-pad-one-heuristic",
-    "CUDA, inputs padded to one shape (HEURISTIC)",
-    "cuda",
-    {ALGO: "HEURISTIC"},
-    pad_one=True,
-    changes=(f"{ALGO}=HEURISTIC", "inputs padded to one shape"),
-)
-PAD_ONE_HEURISTIC_GRAPH = Variant(
-    "cuda-pad-one-heuristic-graph",
-    "CUDA, inputs padded to one shape (HEURISTIC) + CUDA graph",
-    "cuda",
-    {ALGO: "HEURISTIC", "enable_cuda_graph": "1"},
-    binding="fixed",
-    pad_one=True,
-    base=PAD_ONE_HEURISTIC.name,
-    changes=(*PAD_ONE_HEURISTIC.changes, "enable_cuda_graph=1", "I/O binding (fixed buffers)"),
-)
-CPU_PAD_ONE = Variant(
-    "cpu-pad-one", "CPU, inputs padded to one shape", "cpu", pad_one=True, changes=("inputs padded to one shape",)
-)
+CPU_PAD_ONE = Variant("cpu-pad-one", f"CPU, {PAD_ONE_WORDS}", "cpu", pad_one=True, changes=(PAD_ONE_WORDS,))
 
 
 @dataclass(frozen=True)
 class Change:
-    """One change to a base variant: provider options, session options, binding or padding."""
+    """One change to a base variant: provider options, session options, binding, padding or per-shape state."""
 
     name: str
     label: str
     provider_options: dict[str, str] = field(default_factory=dict)
     session_options: dict[str, str] = field(default_factory=dict)
     binding: str | None = None
-    padded: bool = False
+    padded: str | None = None  # coarse | fine: padded to shape buckets
+    pad_mode: str = "zero"
+    per_shape: str | None = None  # graphs | sessions
+    shared_arena: bool = False
     conv_only: bool = False  # a cuDNN convolution setting: pointless without Conv nodes
     group: str = ""  # changes of one group exclude each other in the combination
 
@@ -104,10 +99,12 @@ class Change:
         found = [f"{k}={v}" for k, v in {**self.provider_options, **self.session_options}.items()]
         if self.binding == "copy":
             found.append("I/O binding")
-        if self.binding == "fixed":
-            found.append("I/O binding (fixed buffers)")
         if self.padded:
-            found.append("inputs padded to buckets")
+            found.append(f"inputs padded to {self.padded} buckets" + (" (edge)" if self.pad_mode == "edge" else ""))
+        if self.per_shape == "graphs":
+            found.append("a CUDA graph per input shape")
+        if self.per_shape == "sessions":
+            found.append("a session per input shape" + (" (one shared arena)" if self.shared_arena else ""))
         return tuple(found)
 
 
@@ -115,13 +112,33 @@ ALGORITHMS = (
     Change("heuristic", "cudnn_conv_algo_search HEURISTIC", {ALGO: "HEURISTIC"}, conv_only=True, group="algo"),
     Change("algo-default", "cudnn_conv_algo_search DEFAULT", {ALGO: "DEFAULT"}, conv_only=True, group="algo"),
 )
+# how a run reaches its session: one group, so that the combination takes one of them (I/O binding by hand
+# and the per-shape helpers do not stack)
+GRAPH_PER_SHAPE = Change("graphs", "a CUDA graph per input shape", per_shape="graphs", group="binding")
+SESSION_PER_SHAPE = Change("sessions", "a session per input shape", per_shape="sessions", group="binding")
+SHARED_ARENA = Change(
+    "sessions-shared",
+    "a session per input shape, one shared arena",
+    per_shape="sessions",
+    shared_arena=True,
+    group="binding",
+)
+PER_SHAPE = (GRAPH_PER_SHAPE, SESSION_PER_SHAPE)
 CHANGES = (
-    Change("pad", "inputs padded to shape buckets", padded=True, group="pad"),
+    Change("pad", "inputs padded to coarse buckets", padded="coarse", group="pad"),
+    Change(
+        "pad-edge",
+        "inputs padded to coarse buckets with their edge values",
+        padded="coarse",
+        pad_mode="edge",
+        group="pad",
+    ),  # fmt: skip
+    Change("pad-fine", "inputs padded to fine buckets", padded="fine", group="pad"),
     Change(
         "pad-exhaustive",
-        "inputs padded to shape buckets, cudnn_conv_algo_search EXHAUSTIVE",
+        "inputs padded to coarse buckets, cudnn_conv_algo_search EXHAUSTIVE",
         {ALGO: "EXHAUSTIVE"},
-        padded=True,
+        padded="coarse",
         conv_only=True,
         group="pad",
     ),
@@ -142,7 +159,8 @@ CHANGES = (
         session_options={"graph_optimization_level": "ORT_ENABLE_BASIC"},
         group="graph",
     ),
-    Change("cuda-graph", "CUDA graph", {"enable_cuda_graph": "1"}, binding="fixed", group="binding"),
+    GRAPH_PER_SHAPE,
+    SESSION_PER_SHAPE,
 )
 
 
@@ -155,10 +173,20 @@ def apply_change(base: Variant, change: Change) -> Variant:
         provider_options={**base.provider_options, **change.provider_options},
         session_options={**base.session_options, **change.session_options},
         binding=change.binding or base.binding,
-        padded=base.padded or change.padded,
+        padded=base.padded or bool(change.padded),
         base=base.name,
         changes=base.changes + change.words(),
+        per_shape=change.per_shape or base.per_shape,
+        pad_mode=change.pad_mode if change.padded else base.pad_mode,
+        shared_arena=base.shared_arena or change.shared_arena,
     )
+
+
+def buckets_of(variant: Variant) -> str | None:
+    """coarse | fine: which shape buckets a bucket-padded variant uses (None: none)."""
+    if not variant.padded:
+        return None
+    return "fine" if any(word.startswith("inputs padded to fine") for word in variant.changes) else "coarse"
 
 
 # -- what the measurements say ---------------------------------------------------------------------------------
@@ -176,6 +204,11 @@ def spread(measurement: Measurement) -> float:
     totals = measurement.warm_totals_s()
     middle = measurement.warm_s
     return (max(totals) - min(totals)) / middle if totals and middle else 0.0
+
+
+def keeps_answers(measurement: Measurement) -> bool:
+    """Its outputs agree with the reference's, or were not checked (nothing says they differ)."""
+    return measurement.agrees is not False
 
 
 def helps(candidate: Measurement, base: Measurement) -> bool:
@@ -197,8 +230,8 @@ def cuda_usable(report: TuneReport) -> bool:
 
 
 def best_score(report: TuneReport) -> float | None:
-    """The best total measured so far (any variant, the CPU included)."""
-    scores = [s for s in (score(m) for m in report.measurements) if s is not None]
+    """The best total measured so far among the variants that keep the answers (the CPU included)."""
+    scores = [s for s in (score(m) for m in report.measurements if keeps_answers(m)) if s is not None]
     return min(scores) if scores else None
 
 
@@ -219,6 +252,12 @@ def has_conv(report: TuneReport) -> bool:
     return bool(placement.ops() & CONV_OPS)
 
 
+def fast_search(report: TuneReport) -> Variant:
+    """The variant the per-shape state builds on: HEURISTIC for a model with convolutions (its search costs
+    milliseconds; a new shape pays it once per state), else onnxruntime's defaults."""
+    return apply_change(CUDA_DEFAULT, ALGORITHMS[0]) if has_conv(report) else CUDA_DEFAULT
+
+
 def base(report: TuneReport) -> Measurement | None:
     """The best of CUDA with onnxruntime's defaults and the other algorithm searches: what the changes build on."""
     names = [CUDA_DEFAULT.name] + [apply_change(CUDA_DEFAULT, c).name for c in ALGORITHMS]
@@ -230,21 +269,26 @@ def applicable(change: Change, report: TuneReport, base_variant: Variant) -> str
     """Why `change` does not apply here (None: it does)."""
     if change.conv_only and not has_conv(report):
         return "the model has no convolution"
-    if change.padded and not report.buckets:
-        return "padding would not reduce the number of shapes"
+    if change.padded and not bucket_sequence(report, change.padded):
+        return f"padding to {change.padded} buckets would not reduce the number of shapes"
     if change.name == "pad-exhaustive" and base_variant.provider_options.get(ALGO, "EXHAUSTIVE") == "EXHAUSTIVE":
         return "the base already searches EXHAUSTIVE (the padded variant covers it)"
-    if change.name == "cuda-graph" and distinct(report.sequence) > 1:
-        return f"a CUDA graph needs one fixed input shape; this sequence has {distinct(report.sequence)}"
+    if change.per_shape == "sessions" and distinct(report.sequence) < 2:
+        return "the sequence has one shape: a session per shape is a plain session"
     return None
 
 
+def bucket_sequence(report: TuneReport, which: str) -> tuple[dict[str, tuple[int, ...]], ...]:
+    return report.fine_buckets if which == "fine" else report.buckets
+
+
 def combination(report: TuneReport, base_measurement: Measurement) -> Variant | None:
-    """The base with every change that helped on its own (the best of each group), when that is two or more."""
+    """The base with every change that helped on its own and kept the answers (the best of each group), when
+    that is two or more."""
     chosen: dict[str, tuple[float, Change]] = {}
     for change in CHANGES:
         measured = report.measurement(apply_change(base_measurement.variant, change).name)
-        if measured is None or not helps(measured, base_measurement):
+        if measured is None or not keeps_answers(measured) or not helps(measured, base_measurement):
             continue
         key = change.group or change.name
         value = score(measured) or 0.0
@@ -258,6 +302,19 @@ def combination(report: TuneReport, base_measurement: Measurement) -> Variant | 
     return replace(combined, name=f"{base_measurement.variant.name}+best", label=f"{combined.label}")
 
 
+def _early(report: TuneReport) -> list[Variant | tuple[Variant, str]]:
+    """After the algorithm searches: state per shape on the fast search, then padding to one shape."""
+    fast = fast_search(report)
+    found: list[Variant | tuple[Variant, str]] = []
+    for change in PER_SHAPE:
+        why = applicable(change, report, fast)
+        found.append(apply_change(fast, change) if why is None else (apply_change(fast, change), why))
+    one = "the sequence has one shape already" if report.one_shape is None else None
+    for variant in (PAD_ONE_HEURISTIC, PAD_ONE_HEURISTIC_EDGE, PAD_ONE_HEURISTIC_GRAPH, CPU_PAD_ONE):
+        found.append(variant if one is None else (variant, one))
+    return found
+
+
 def planned(report: TuneReport) -> list[Variant | tuple[Variant, str]]:
     """Every variant the tune means to measure so far, in order; (variant, why not) for one that does not apply.
     Later entries appear as earlier measurements come in."""
@@ -266,27 +323,24 @@ def planned(report: TuneReport) -> list[Variant | tuple[Variant, str]]:
     if default is None:
         return plan
     heuristic, algo_default = (apply_change(CUDA_DEFAULT, c) for c in ALGORITHMS)
+    shared = apply_change(fast_search(report), SHARED_ARENA)
     if not ran(default):
         why = f"CUDA with onnxruntime's defaults did not run ({default.status})"
-        rest = [apply_change(CUDA_DEFAULT, c) for c in CHANGES]
-        cuda = (
-            heuristic,
-            PAD_ONE,
-            PAD_ONE_GRAPH,
-            PAD_ONE_HEURISTIC,
-            PAD_ONE_HEURISTIC_GRAPH,
-            algo_default,
-            REPORT,
-            *rest,
-        )
-        return plan + [(variant, why) for variant in cuda] + [(CPU_PAD_ONE, why)]
+        early = [item[0] if isinstance(item, tuple) else item for item in _early(report)]
+        rest = [apply_change(CUDA_DEFAULT, c) for c in CHANGES if c not in PER_SHAPE]
+        cuda = (heuristic, *early, algo_default, REPORT, PAD_ONE, PAD_ONE_GRAPH, shared, *rest)
+        one = "the sequence has one shape already" if report.one_shape is None else None
+        cpu_padded = CPU_PAD_ONE if one is None else (CPU_PAD_ONE, one)  # still telling: does padding change it?
+        return [*plan, cpu_padded] + [(variant, why) for variant in cuda if variant.provider == "cuda"]
     conv = has_conv(report)
     plan.append(heuristic if conv else (heuristic, "the model has no convolution"))
-    one = "the sequence has one shape already" if report.one_shape is None else None
-    for variant in (PAD_ONE, PAD_ONE_GRAPH, PAD_ONE_HEURISTIC, PAD_ONE_HEURISTIC_GRAPH, CPU_PAD_ONE):
-        plan.append(variant if one is None else (variant, one))
+    plan += _early(report)
     plan.append(algo_default if conv else (algo_default, "the model has no convolution"))
     plan.append(REPORT)
+    one = "the sequence has one shape already" if report.one_shape is None else None
+    plan += [variant if one is None else (variant, one) for variant in (PAD_ONE, PAD_ONE_GRAPH)]
+    why_shared = applicable(SHARED_ARENA, report, fast_search(report))
+    plan.append(shared if why_shared is None else (shared, why_shared))
     first = base(report)
     measured_algos = all(report.measurement(apply_change(CUDA_DEFAULT, c).name) is not None for c in ALGORITHMS)
     if first is None or (conv and not measured_algos):

@@ -155,6 +155,21 @@ class ModelCheck:
 
 
 @dataclass(frozen=True)
+class TensorRTCheck:
+    """What `verify --provider tensorrt` proved beyond the session: the libnvinfer it loaded, and that a second
+    session with the same engine cache reused the engine the first built."""
+
+    libnvinfer: str | None = None  # the path of the libnvinfer mapped into the process
+    libnvinfer_source: str | None = None  # tensorrt (its wheels) | system | ...
+    engine_cache: str | None = None  # the (temporary) engine cache folder
+    first_create_s: float | None = None
+    second_create_s: float | None = None
+    engine_files: int = 0  # files the first session wrote into the cache
+    written_by_second: tuple[str, ...] = ()  # files the second session wrote or rewrote (none: a cache hit)
+    cache_hit: bool = False
+
+
+@dataclass(frozen=True)
 class InputSpec:
     """An input the child generated: name, ONNX type, concrete shape."""
 
@@ -207,6 +222,7 @@ class VerifyReport:
     checks: tuple[ModelCheck, ...] = ()
     loaded_libraries: tuple[LoadedLibrary, ...] = ()
     static: StaticCheck | None = None
+    tensorrt: TensorRTCheck | None = None  # --provider tensorrt
     inputs: dict[str, tuple[InputSpec, ...]] = field(default_factory=dict)
     python_version: str | None = None
     stage: str | None = None  # the last stage the child reached (where a crash or hang happened)

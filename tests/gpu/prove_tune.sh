@@ -1,57 +1,50 @@
 #!/usr/bin/env bash
-# `ortprov tune` on the NVIDIA host (issue 12's proof), from the repo root, in about 7-8 minutes, or in two
-# halves of under 9 minutes each (PART=1, then PART=2; each packs its own logs):
+# `ortprov tune` on the NVIDIA host (issue 21's proof: a faster GPU that gives the same answers), from the repo
+# root, in about 7-8 minutes:
 #
-#   RAPIDOCR_WHEEL=/root/rapidocr_onnxruntime-1.4.4-py3-none-any.whl OUT=$OUT tests/gpu/prove_tune.sh
-#   RAPIDOCR_WHEEL=... OUT=$OUT PART=1 tests/gpu/prove_tune.sh   # steps 0, 1, 1b  -> $OUT/tune-logs-part1.tgz
-#   RAPIDOCR_WHEEL=... OUT=$OUT PART=2 tests/gpu/prove_tune.sh   # steps 2, 3, 4, 5 -> $OUT/tune-logs-part2.tgz
+#   OUT=$OUT tests/gpu/prove_tune.sh
 #
 # Inputs (environment):
-#   RAPIDOCR_WHEEL  the rapidocr-onnxruntime 1.4.4 wheel from PyPI (carried in: there is no network); its
-#                   models/ch_PP-OCRv4_det_infer.onnx is the workload, rec and cls get a short tune too
-#   OUT             where the packed logs go ($OUT/tune-logs.tgz)
-#   TORCH_PY        the target: a Python with onnxruntime-gpu 1.31.1 that runs CUDA sessions (default: the torch
-#                   venv's, /opt/torch/.venv/bin/python3, after `ortprov apply` put the loader hook there, as in
-#                   tests/gpu/prove_loader_hook.sh); ortprov itself runs from this checkout with it
-#   BUDGET          seconds for the detection model's tune (default 240); REST_BUDGET for rec and cls (25 each)
-#   PART            1 or 2: half of the steps (default: all)
-#   HIDE=1          run everything under tests/gpu/hide_cuda.sh (the CUDA toolkit and system cuDNN hidden)
+#   MODELS      a folder with ch_PP-OCRv4_det_infer.onnx and ch_PP-OCRv4_rec_infer.onnx (the models of the
+#               rapidocr-onnxruntime 1.4.4 wheel on PyPI; carried in: there is no network). Default:
+#               .device-cache/models/ of this checkout (ignored by git; carry it). RAPIDOCR_WHEEL=the wheel
+#               instead: they are unpacked from it.
+#   OUT         where the logs, the tune JSON and the table go ($OUT/tune-logs.tgz, $OUT/tune-table.md)
+#   TORCH_PY    the target (default /opt/torch/.venv/bin/python3: torch 2.11, numpy, scipy, Pillow, and the CPU
+#               onnxruntime 1.30.0, which ORT_SITE shadows)
+#   ORT_SITE    a folder holding onnxruntime-gpu (pip install --no-deps --target), put first on PYTHONPATH
+#               (default /tmp/site); ORT_WHEEL=the onnxruntime-gpu wheel installs it there when it is missing
+#   DET_BUDGET  seconds for the detector's tune (default 180); REC_BUDGET for the recogniser's (default 90)
+#   IMAGES      inputs per workload (default 24; a dry run elsewhere: IMAGES=3 DET_BUDGET=30 REC_BUDGET=30)
 # Steps:
-#  0. the target: onnxruntime, its providers, the GPU;
-#  1. the report's phenomenon: the detection model over 24 image sizes (multiples of 32 in 480..1600), every image
-#     once, twice over: CPU, CUDA EXHAUSTIVE (the default), the report's options (EXHAUSTIVE, kNextPowerOfTwo,
-#     do_copy_in_default_stream), HEURISTIC, DEFAULT (tests/gpu/tune_workload.py);
-#  1b. where the time goes (tests/gpu/shape_switch.py): CPU / EXHAUSTIVE / HEURISTIC, one shape repeated 10 times
-#     (3 sizes), two seen shapes alternating 10 times, all images padded to one shape; an ONNX Runtime profile of
-#     the alternating runs under EXHAUSTIVE, kernel time per op type;
-#  2. `ortprov tune` on it (--budget), JSON kept, its text rendered from the JSON;
-#  3. the recommendation measured on the same workload, beside the CPU (the report's options are in step 1);
-#  4. short tunes of the recognition and classification models.
-# Logs: docs/gpu/h100-tune-*.txt (and h100-tune-2-det.json), packed into $OUT/tune-logs.tgz.
+#  0. the target: onnxruntime-gpu in front, its providers, the GPU;
+#  1. `ortprov tune` on the detector and on the recogniser (generated text pages / 48-pixel text lines), JSON
+#     kept and rendered as text; every variant's outputs checked against the CPU's;
+#  2. the workload outside ortprov (tests/gpu/tune_workload.py): the same inputs, each variant in a fresh
+#     process, two passes timed, then the answers: text regions per page (detector), text per line (recogniser),
+#     and tune's own check. Variants: the CPU, HEURISTIC, a CUDA graph per input shape, a session per input shape,
+#     zero-padded to one shape, and the recommendation of step 1 (as the user pastes it);
+#  3. the table, ready for benchmarks/RESULTS.md: $OUT/tune-table.md (printed at the end).
+# Logs: docs/gpu/h100-tune-s5-*.txt (and the JSON), each copied to $OUT as soon as it is written (a run cut short
+# still brings back what it did), all packed into $OUT/tune-logs.tgz at the end.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-WHEEL=${RAPIDOCR_WHEEL:?set RAPIDOCR_WHEEL to rapidocr_onnxruntime-1.4.4-py3-none-any.whl}
 OUT=${OUT:?set OUT}
 TORCH_PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
-BUDGET=${BUDGET:-240}
-PART=${PART:-all}
-REST_BUDGET=${REST_BUDGET:-25}
-IMAGES=${IMAGES:-24}  # a dry run elsewhere: IMAGES=2
+ORT_SITE=${ORT_SITE:-/tmp/site}
+MODELS=${MODELS:-$PWD/.device-cache/models}
+DET_BUDGET=${DET_BUDGET:-180}
+REC_BUDGET=${REC_BUDGET:-90}
+IMAGES=${IMAGES:-24}
 logs=docs/gpu
-mkdir -p "$logs"
-export NO_COLOR=1 PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
-WRAP=()
-[ "${HIDE:-0}" = 1 ] && WRAP=(tests/gpu/hide_cuda.sh)
-run() {  # run NAME COMMAND...: keep the command, its output and its exit code
-  local name=$1; shift
-  { echo "\$ $*"; local t0=$SECONDS; "$@" 2>&1; local rc=$?; echo "[exit $rc, $((SECONDS - t0)) s]"; } \
-    | tee "$logs/h100-tune-$name.txt"
-}
-O=("${WRAP[@]}" "$TORCH_PY" -m provisioner)
+tag=h100-tune-s5
+mkdir -p "$logs" "$OUT"
+export NO_COLOR=1 PYTHONUNBUFFERED=1
 
-MODELS=/tmp/ortprov-tune-models
-rm -rf "$MODELS" && mkdir -p "$MODELS"
-"$TORCH_PY" - "$WHEEL" "$MODELS" <<'EOF'
+if [ -n "${RAPIDOCR_WHEEL:-}" ]; then
+  MODELS=/tmp/ortprov-tune-models
+  mkdir -p "$MODELS"
+  "$TORCH_PY" - "$RAPIDOCR_WHEEL" "$MODELS" <<'EOF'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as wheel:
     for name in wheel.namelist():
@@ -59,32 +52,58 @@ with zipfile.ZipFile(sys.argv[1]) as wheel:
             with open(f"{sys.argv[2]}/{name.rsplit('/', 1)[-1]}", "wb") as out:
                 out.write(wheel.read(name))
 EOF
-DET=$MODELS/ch_PP-OCRv4_det_infer.onnx
-ls -la "$MODELS"
-
-part() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
-if part 1; then
-run 0-target "${WRAP[@]}" "$TORCH_PY" -c "import onnxruntime as o, os; print(o.__version__, o.get_device(), \
-o.get_available_providers(), os.cpu_count(), 'cores')"
-run 0-gpu nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-run 1-phenomenon "${WRAP[@]}" "$TORCH_PY" tests/gpu/tune_workload.py "$DET" --images "$IMAGES"
-run 1b-shape-switch "${WRAP[@]}" "$TORCH_PY" tests/gpu/shape_switch.py "$DET" --images "$IMAGES" --repeat 10
 fi
-if part 2; then
-{ echo "\$ ortprov tune $DET --python $TORCH_PY --budget $BUDGET --json"; t0=$SECONDS
-  "${O[@]}" tune "$DET" --python "$TORCH_PY" --budget "$BUDGET" --json > "$logs/h100-tune-2-det.json"
-  echo "[exit $?, $((SECONDS - t0)) s]"; } 2>&1 | tee "$logs/h100-tune-2-det-progress.txt"
-run 2-det "$TORCH_PY" -c "import json, sys; from provisioner.tune.report import TuneReport; \
+DET=$MODELS/ch_PP-OCRv4_det_infer.onnx
+REC=$MODELS/ch_PP-OCRv4_rec_infer.onnx
+for model in "$DET" "$REC"; do
+  [ -f "$model" ] || { echo "missing $model (set MODELS or RAPIDOCR_WHEEL)" >&2; exit 2; }
+done
+if [ ! -d "$ORT_SITE/onnxruntime" ] && [ -n "${ORT_WHEEL:-}" ]; then
+  "$TORCH_PY" -m pip install -q --no-deps --target "$ORT_SITE" "$ORT_WHEEL" || exit 2
+fi
+# onnxruntime-gpu first, then the checkout (ortprov runs from it, with the target's interpreter)
+export PYTHONPATH=$ORT_SITE:$PWD
+
+run() {  # run NAME COMMAND...: keep the command, its output and its exit code (in docs/gpu and, at once, in $OUT)
+  local name=$1; shift
+  { echo "\$ $*"; local t0=$SECONDS; "$@" 2>&1; local rc=$?; echo "[exit $rc, $((SECONDS - t0)) s]"; } \
+    | tee "$logs/$tag-$name.txt"
+  cp "$logs/$tag-$name.txt" "$OUT/"
+}
+tune() {  # tune NAME MODEL BUDGET: ortprov tune --json, its progress, then the JSON rendered as text
+  local name=$1 model=$2 budget=$3
+  { echo "\$ ortprov tune $model --python $TORCH_PY --budget $budget --json"; local t0=$SECONDS
+    "$TORCH_PY" -m provisioner tune "$model" --python "$TORCH_PY" --budget "$budget" --json > "$logs/$tag-$name.json"
+    echo "[exit $?, $((SECONDS - t0)) s]"; } 2>&1 | tee "$logs/$tag-$name-progress.txt"
+  run "$name" "$TORCH_PY" -c "import json, sys; from provisioner.tune.report import TuneReport; \
 from provisioner.tune.analysis import analyse; from provisioner.render.tune import render_tune; \
 r = TuneReport.from_dict(json.load(open(sys.argv[1]))['report']); print(render_tune(r, analyse(r)))" \
-  "$logs/h100-tune-2-det.json"
-run 3-recommended "${WRAP[@]}" "$TORCH_PY" tests/gpu/tune_workload.py "$DET" --images "$IMAGES" --only-recommended \
-  --recommended "$logs/h100-tune-2-det.json"
-run 4-rec "${O[@]}" tune "$MODELS/ch_PP-OCRv4_rec_infer.onnx" --python "$TORCH_PY" --budget "$REST_BUDGET"
-run 5-cls "${O[@]}" tune "$MODELS/ch_ppocr_mobile_v2.0_cls_infer.onnx" --python "$TORCH_PY" --budget "$REST_BUDGET" \
-  --shape x=6x3x48x192
-fi
-pack=$OUT/tune-logs.tgz
-[ "$PART" = all ] || pack=$OUT/tune-logs-part$PART.tgz
-tar czf "$pack" "$logs"/h100-tune-*
-echo "logs packed: $pack"
+    "$logs/$tag-$name.json"
+  cp "$logs/$tag-$name.json" "$logs/$tag-$name-progress.txt" "$OUT/"
+}
+
+t_start=$SECONDS
+run 0-target "$TORCH_PY" -c "import onnxruntime as o, os; print(o.__version__, o.__file__, o.get_device(), \
+o.get_available_providers(), os.cpu_count(), 'cores')"
+run 0-gpu nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+
+tune det "$DET" "$DET_BUDGET"
+tune rec "$REC" "$REC_BUDGET"
+
+table=$OUT/tune-table.md
+: > "$table"
+for name in det rec; do
+  model=$DET; [ "$name" = rec ] && model=$REC
+  run "workload-$name" "$TORCH_PY" tests/gpu/tune_workload.py "$model" --images "$IMAGES" \
+    --recommended "$logs/$tag-$name.json" --table "$table"
+done
+{ echo "## ortprov tune's verdicts"
+  for name in det rec; do
+    echo; echo "$name: $(grep -m1 '^verdict:' "$logs/$tag-$name.txt")"
+  done
+  echo; echo "(tests/gpu/prove_tune.sh, $((SECONDS - t_start)) s)"; } >> "$table"
+cp "$table" "$logs/$tag-table.md"
+tar czf "$OUT/tune-logs.tgz" "$logs"/$tag-*
+echo
+cat "$table"
+echo "logs packed: $OUT/tune-logs.tgz; table: $table"

@@ -39,12 +39,18 @@ def _normalize(name: str) -> str:
 def _metadata_of(wheel: Path) -> bytes:
     """The wheel's METADATA (served as PEP 658 metadata, so that resolving never downloads a wheel)."""
     with zipfile.ZipFile(wheel) as archive:
-        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        # the wheel's own, at the top (a vendored package's dist-info lies deeper)
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1)
         return archive.read(name)
 
 
 def _project_of(filename: str) -> str:
     return _normalize(filename.split("-", 1)[0])
+
+
+def _served(path: Path) -> bool:
+    """Wheels, and source distributions (NVIDIA's TensorRT stubs are .tar.gz)."""
+    return path.name.endswith((".whl", ".tar.gz"))
 
 
 class IndexServer:
@@ -112,7 +118,7 @@ class IndexServer:
     # -- serving ---------------------------------------------------------------------------------------
 
     def _files_of(self, project: str) -> list[Path]:
-        return sorted(p for p in self.root.glob("*.whl") if _project_of(p.name) == project)
+        return sorted(p for p in self.root.iterdir() if _served(p) and _project_of(p.name) == project)
 
     def _project_page(self, project: str) -> bytes | None:
         files = self._files_of(project)
@@ -123,8 +129,11 @@ class IndexServer:
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
             if self.faults.get(path.name) is Fault.BAD_HASH:
                 digest = hashlib.sha256(b"not the file").hexdigest()
-            meta = hashlib.sha256(_metadata_of(path)).hexdigest()
             name = html.escape(path.name)
+            if not path.name.endswith(".whl"):  # an sdist: no PEP 658 metadata
+                links.append(f'<a href="/files/{name}#sha256={digest}">{name}</a><br>')
+                continue
+            meta = hashlib.sha256(_metadata_of(path)).hexdigest()
             links.append(
                 f'<a href="/files/{name}#sha256={digest}" data-dist-info-metadata="sha256={meta}" '
                 f'data-core-metadata="sha256={meta}">{name}</a><br>'
@@ -133,7 +142,7 @@ class IndexServer:
         return body.encode()
 
     def _root_page(self) -> bytes:
-        projects = sorted({_project_of(p.name) for p in self.root.glob("*.whl")})
+        projects = sorted({_project_of(p.name) for p in self.root.iterdir() if _served(p)})
         links = "".join(f'<a href="/simple/{p}/">{p}</a><br>' for p in projects)
         return f"<!DOCTYPE html><html><body>{links}</body></html>".encode()
 

@@ -262,7 +262,7 @@ TENSORRT = (
     TensorRTRelease("10.1", 12, ("tensorrt-cu12-libs==10.1.0",), SRC),
     TensorRTRelease("10.4", 12, ("tensorrt-cu12-libs==10.4.0",), SRC),
     TensorRTRelease("10.9", 12, (), SRC, notes="no pip packages (illustrative)"),
-    TensorRTRelease("10.13", 13, ("tensorrt-cu13==10.13.3.9", "tensorrt-cu13-libs==10.13.3.9"), SRC),
+    TensorRTRelease("10.13", 13, ("tensorrt-cu13-libs==10.13.3.9",), SRC),
 )
 
 MATRIX = Matrix(

@@ -34,6 +34,7 @@ CORE = (
     "provisioner.matrix.query",
     "provisioner.matrix.check",
     "provisioner.verify.report",  # VerifyReport: the verify child's report, data like HostFacts
+    "provisioner.tune",  # the tune's data and reasoning; its runner and child are edges (below)
 )
 EDGES = (
     "provisioner.probe",
@@ -46,6 +47,8 @@ EDGES = (
     "provisioner.wheelfacts",
     "provisioner.matrix.refresh",
     "provisioner.matrix.load",
+    "provisioner.tune.runner",
+    "provisioner.tune.child",
 )
 RENDER = ("provisioner.render",)
 CLI = ("provisioner.cli", "provisioner.commands", "provisioner.__main__")
@@ -193,6 +196,8 @@ def test_the_reader_sees_the_imports_this_test_is_about() -> None:
     assert "typer" in GRAPH["provisioner.cli"] and "provisioner.commands.options" in GRAPH["provisioner.commands.plan"]
     assert "provisioner.verify.report" not in GRAPH["provisioner.render.verify"]  # under TYPE_CHECKING
     assert _layer("provisioner.verify.report") == "core" and _layer("provisioner.verify.runner") == "edge"
+    assert _layer("provisioner.tune.analysis") == "core" and _layer("provisioner.tune.runner") == "edge"
+    assert "provisioner.tune.explain" in GRAPH["provisioner.tune.analysis"]
 
 
 def test_no_import_circles() -> None:

@@ -62,10 +62,10 @@ def test_find_build_and_tensorrt_by_major_only() -> None:
     build = find_build(matrix, "onnxruntime-gpu", "1.31.1", "13.0", None)
     assert build is not None and build.tensorrt_version == "10"
     assert find_build(matrix, "onnxruntime-gpu", "1.31.1", "12.8", None) is None
-    # the wheels of 1.23+ say only the TensorRT major: the matrix records "10" with a range of packages
-    assert tensorrt_release(matrix, "10", 12).packages == ("tensorrt-cu12-libs>=10.9,<11",)  # type: ignore[union-attr]
-    assert tensorrt_release(matrix, "10.9", 12).packages == ("tensorrt-cu12-libs==10.9.0.34",)  # type: ignore[union-attr]
-    assert tensorrt_release(matrix, "10.9", 13) is None
+    # the wheels of 1.23+ say only the TensorRT major: any release of that major serves them, exact pins
+    assert tensorrt_release(matrix, "10", 12).packages == ("tensorrt-cu12-libs==10.16.1.11",)  # type: ignore[union-attr]
+    assert tensorrt_release(matrix, "10.9", 12).packages == ("tensorrt-cu12-libs==10.16.1.11",)  # type: ignore[union-attr]
+    assert tensorrt_release(matrix, "10.99", 13) is None
 
 
 def test_cuda_images_exact_minor_first() -> None:

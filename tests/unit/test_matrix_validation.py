@@ -165,7 +165,7 @@ def test_tensorrt_version_unknown_to_tensorrt_yaml(data_dir: Path) -> None:
         lambda d: d["builds"][build_index(d, "1.22.0")].update(tensorrt_version="10.99"),
     )
     (problem,) = problems_of(data_dir)
-    assert "tensorrt_version 10.99 for CUDA 12 is not in tensorrt.yaml" in problem
+    assert "no release in tensorrt.yaml serves tensorrt_version 10.99 for CUDA 12" in problem
 
 
 def test_header_problems(data_dir: Path) -> None:

@@ -438,7 +438,7 @@ def test_impossible_requests_are_bad_input(request_kw: dict[str, str], message: 
 def test_tensorrt_adds_the_matching_packages() -> None:
     p = plan(host(), tensorrt=True)
     assert p.tensorrt_version == "10.13"
-    assert "tensorrt-cu13==10.13.3.9" in p.install
+    assert "tensorrt-cu13-libs==10.13.3.9" in p.install
 
 
 def test_tensorrt_skips_releases_without_pip_packages() -> None:

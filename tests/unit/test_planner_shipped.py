@@ -96,11 +96,11 @@ def test_nvjitlink_is_pinned_within_what_the_driver_supports(shipped: Matrix) ->
 
 
 def test_tensorrt_of_a_build_that_records_only_the_major(shipped: Matrix) -> None:
-    """1.23+ wheels say only "TensorRT 10": the plan uses the matrix's "10" record (a range of packages), not
-    the newest 10.x minor that the planner's private lookup used to claim the provider was built against."""
+    """1.23+ wheels say only "TensorRT 10", 1.22 was made against 10.9: both get the exact pins of the newest
+    installable TensorRT 10 for their CUDA major (ABI is kept within a major), never a range."""
     plan = make_plan([host(driver="580.65.06", cc="9.0", python="3.12")], shipped, Request(ort="1.23.2", tensorrt=True))
-    assert plan.tensorrt_version == "10"
-    assert any("tensorrt-cu12-libs>=10.9,<11" in step.packages for step in plan.steps)
+    assert plan.tensorrt_version == "10.16.1.11"
+    assert any(step.packages == ("tensorrt-cu12-libs==10.16.1.11",) for step in plan.steps)
     older = make_plan([host(driver="580.65.06", cc="9.0", python="3.12")], shipped, Request(ort="1.22", tensorrt=True))
-    assert older.tensorrt_version == "10.9"
-    assert any("tensorrt-cu12-libs==10.9.0.34" in step.packages for step in older.steps)
+    assert older.tensorrt_version == "10.16.1.11"
+    assert not any(">=" in r or "<" in r for r in older.install if r.startswith("tensorrt"))

@@ -1,0 +1,213 @@
+"""TensorRT's own failures, from a pasted log and from a verify report: evidence and rules in one module.
+
+- tensorrt-install-failed: NVIDIA's source stub on PyPI could not fetch the real wheel ("This is a special
+  placeholder package which downloads a real wheel package from ..."), or a TensorRT version requires a
+  deprecated placeholder that refuses to build (tensorrt-cu13-libs 10.13.x needs nvidia-cuda-runtime-cu13).
+- tensorrt-major-mismatch: TensorRT of another major than the provider links (TensorRT 11 installed for a build
+  that links libnvinfer.so.10): its libraries have other sonames, so the provider cannot load.
+- tensorrt-engine-cache-stale: an engine in the cache was built by another TensorRT or on another GPU; TensorRT
+  refuses it ("The engine plan file is not compatible with this version of TensorRT", "... generated on an
+  incompatible device ...", ORT's "TensorRT EP could not deserialize engine from cache").
+- the CUDA context clash (code cuda-context-conflict, written by rules.py): this module adds the driver API's
+  names for it (CUDA_ERROR_INVALID_HANDLE, pycuda's "cuLaunchKernel failed: invalid resource handle").
+
+Pure: text and records in, findings out. Hooked into doctor by one call each (`log_findings` from rules.py's
+analyze_log, `report_findings` from host.py's report rules); the facts it needs (which TensorRT major a release
+links) come from the matrix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from provisioner.doctor.fixes import Fixes
+from provisioner.findings import Finding
+from provisioner.matrix.model import Matrix
+
+_STUB = re.compile(
+    r"special placeholder package which downloads a real wheel package|"
+    r"The installation of (?P<dist>[\w.-]{1,60}) for version (?P<version>[\w.+-]{1,40}) failed|"
+    r"Didn't find wheel for (?P<dist2>[\w.-]{1,60}) (?P<version2>[\w.+-]{1,40})|"
+    r"Failed to open project URL (?P<url>\S{1,300})",
+    re.I,
+)
+_STUB_INDEX = re.compile(r"downloads a real wheel package\s{0,4}(?:\n\s{0,8})?from (?P<index>\S{1,300}?)\.?\s", re.I)
+_DEPRECATED = re.compile(r"THIS PROJECT '(?P<dist>nvidia-[\w-]{1,60})' IS DEPRECATED", re.I)
+_TRT_WANTED = re.compile(r"\b(tensorrt[-_]cu\d{2}[-_]libs|tensorrt[-_]cu\d{2}|tensorrt)\b", re.I)
+_STALE = re.compile(
+    r"engine plan file is not compatible with this version of TensorRT|"
+    r"engine plan file is generated on an incompatible (?:device|version)|"
+    r"Version tag does not match|Magic tag does not match|"
+    r"TensorRT EP could not deserialize engine from cache",
+    re.I,
+)
+_NVINFER_MISSING = re.compile(r"libnvinfer\.so\.(?P<major>\d{1,2})\S{0,20}: cannot open shared object", re.I)
+_TRT_LISTED = re.compile(
+    r"^[\s>+*-]{0,6}(?P<name>tensorrt(?:[-_]cu\d{2})?(?:[-_]libs)?)(?:\s{1,40}|==)v?(?P<version>\d{1,3}\.\d{1,3}[\w.+-]{0,20})",
+    re.I | re.M,
+)
+# the context clash, in the driver API's and pycuda's words (rules.py already reads "invalid resource handle",
+# "CUDA_ERROR_INVALID_CONTEXT" and "pycuda.autoinit")
+_CONTEXT = re.compile(
+    r"CUDA_ERROR_INVALID_HANDLE|CUDA_ERROR_CONTEXT_IS_DESTROYED|"
+    r"cu(?:LaunchKernel|ModuleGetFunction|StreamSynchronize|MemcpyHtoDAsync|MemcpyDtoHAsync)[\w]{0,4} failed: invalid|"
+    r"explicit_context_dependent failed|invalid device context",
+    re.I,
+)
+
+CODES = ("tensorrt-install-failed", "tensorrt-major-mismatch", "tensorrt-engine-cache-stale")
+
+
+def _lines(text: str, pattern: re.Pattern[str]) -> list[str]:
+    return [line.strip()[:300] for line in text.splitlines() if pattern.search(line)]
+
+
+def _linked_major(matrix: Matrix | None, ort_version: str | None) -> int | None:
+    """The TensorRT major the release's TensorRT provider links (from the matrix)."""
+    if matrix is None or not ort_version:
+        return None
+    for provider in matrix.tensorrt_providers:
+        if provider.ort_version == ort_version:
+            for name in provider.needed or provider.named:
+                if name.startswith("libnvinfer.so."):
+                    return int(name.rsplit(".", 1)[1])
+    build = next((b for b in matrix.builds if b.ort_version == ort_version and b.tensorrt_version), None)
+    return int(build.tensorrt_version.split(".")[0]) if build and build.tensorrt_version else None
+
+
+def log_findings(text: str, fixes: Fixes, matrix: Matrix | None = None) -> list[Finding]:
+    """TensorRT findings a pasted log shows (empty when none)."""
+    found: list[Finding] = []
+    stub = _lines(text, _STUB)
+    deprecated = _DEPRECATED.search(text)
+    if stub:
+        names = [
+            m.group("dist") or m.group("dist2") for m in _STUB.finditer(text) if m.group("dist") or m.group("dist2")
+        ]
+        index = _STUB_INDEX.search(text)
+        where = index.group("index").rstrip(".") if index else "NVIDIA's index"
+        what = f"{names[0]} on PyPI" if names else "the TensorRT package on PyPI"
+        found.append(
+            Finding(
+                "tensorrt-install-failed",
+                "error",
+                f"{what} is NVIDIA's placeholder (a source stub): building it downloads the real wheel from "
+                f"{where}, which could not be reached",
+                tuple(dict.fromkeys(stub))[:6],
+                fixes.for_code("tensorrt-install-failed"),
+                "nvinfer",
+            )
+        )
+    elif deprecated and _TRT_WANTED.search(text):
+        found.append(
+            Finding(
+                "tensorrt-install-failed",
+                "error",
+                f"the TensorRT version asked for requires {deprecated.group('dist')}, a deprecated placeholder that "
+                "refuses to build (TensorRT 10.13.x for CUDA 13)",
+                tuple(dict.fromkeys(_lines(text, _DEPRECATED) + _lines(text, _TRT_WANTED)[:2]))[:6],
+                fixes.for_code("tensorrt-install-failed"),
+                "nvinfer",
+            )
+        )
+    missing = _NVINFER_MISSING.search(text)
+    if missing:
+        wanted = int(missing.group("major"))
+        other = [m for m in _TRT_LISTED.finditer(text) if int(m.group("version").split(".")[0]) != wanted]
+        if other:
+            listed = other[0]
+            theirs = listed.group("version").split(".")[0]
+            found.append(
+                Finding(
+                    "tensorrt-major-mismatch",
+                    "error",
+                    f"the TensorRT provider links libnvinfer.so.{wanted} (TensorRT {wanted}), but "
+                    f"{listed.group('name')} {listed.group('version')} is installed: TensorRT "
+                    f"{theirs} ships libnvinfer.so.{theirs}",
+                    (missing.group(0), listed.group(0).strip()),
+                    fixes.for_code("tensorrt-major-mismatch"),
+                    "nvinfer",
+                )
+            )
+    stale = _lines(text, _STALE)
+    if stale:
+        found.append(
+            Finding(
+                "tensorrt-engine-cache-stale",
+                "error",
+                "a cached TensorRT engine was built by another TensorRT version or on another GPU: TensorRT "
+                "refuses to load it",
+                tuple(dict.fromkeys(stale))[:6],
+                fixes.for_code("tensorrt-engine-cache-stale"),
+                "nvinfer",
+            )
+        )
+    context = _lines(text, _CONTEXT)
+    if context:
+        found.append(
+            Finding(
+                "cuda-context-conflict",
+                "error",
+                "CUDA context conflict: work made in one CUDA context (pycuda.autoinit's own) ran while another "
+                "(the device's primary context, which ONNX Runtime and TensorRT use) was current",
+                tuple(dict.fromkeys(context))[:6],
+                fixes.for_code("cuda-context-conflict"),
+            )
+        )
+    return found
+
+
+def _tensorrt_dists(names_versions: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(n, v) for n, v in names_versions if re.fullmatch(r"tensorrt(-cu\d{2})?(-libs)?", n)]
+
+
+def report_findings(report: object, fixes: Fixes, matrix: Matrix | None = None) -> list[Finding]:
+    """TensorRT findings a verify report shows: TensorRT of another major installed than the provider links, a
+    TensorRT session that fell back to CUDA, an engine cache the second session did not reuse."""
+    found: list[Finding] = []
+    ort = getattr(report, "ort", None)
+    related = [(d.name, d.version) for d in getattr(ort, "related_dists", ()) or ()]
+    linked = _linked_major(matrix, getattr(ort, "version", None))
+    for name, version in _tensorrt_dists(related):
+        installed = version.split(".")[0]
+        if linked is not None and installed.isdigit() and int(installed) != linked:
+            found.append(
+                Finding(
+                    "tensorrt-major-mismatch",
+                    "error",
+                    f"{name} {version} (TensorRT {installed}) is installed; onnxruntime-gpu {ort.version} "  # type: ignore[union-attr]
+                    f"links libnvinfer.so.{linked} (TensorRT {linked})",
+                    (f"installed: {name} {version}", f"the provider links libnvinfer.so.{linked} (ortprov's matrix)"),
+                    fixes.for_code("tensorrt-major-mismatch"),
+                    "nvinfer",
+                )
+            )
+    for failure in getattr(report, "failures", ()):
+        if failure.kind == "engine-cache-miss":
+            found.append(
+                Finding(
+                    "tensorrt-engine-cache-stale",
+                    "warning",
+                    "TensorRT's engine cache was not reused by a second session: every session builds its engine "
+                    "again (slow start)",
+                    (failure.message,),
+                    fixes.for_code("tensorrt-engine-cache-stale"),
+                    "nvinfer",
+                )
+            )
+        if failure.kind == "tensorrt-fallback":
+            found.append(
+                Finding(
+                    "tensorrt-missing",
+                    "error",
+                    "the session asked for TensorRT but runs on CUDA: the TensorRT provider could not be created",
+                    (failure.message,),
+                    fixes.for_code("tensorrt-missing"),
+                    "nvinfer",
+                )
+            )
+    return found
+
+
+__all__ = ["CODES", "log_findings", "report_findings"]
