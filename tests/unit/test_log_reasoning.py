@@ -203,6 +203,15 @@ def test_both_flavours_installed_in_any_tools_words(text: str):
     assert codes(text)[0] == "cpu-and-gpu-installed"
 
 
+def test_the_gpu_package_listed_beside_a_cpu_builds_provider_list_is_both_installed():
+    # onnxruntime-gpu's module always lists the CUDA provider: without it, the CPU package's files are what runs
+    listed = "$ pip list | grep onnx\nonnxruntime-gpu      1.17.1\n>>> ort.get_available_providers()\n"
+    assert codes(listed + "['AzureExecutionProvider', 'CPUExecutionProvider']")[0] == "cpu-and-gpu-installed"
+    # only said, not listed: the CPU package alone is as likely
+    said = "I installed onnxruntime-gpu 1.17.1\nAvailable providers: 'AzureExecutionProvider, CPUExecutionProvider'"
+    assert codes(said)[0] == "cpu-package-only"
+
+
 @pytest.mark.parametrize(
     "text",
     [
