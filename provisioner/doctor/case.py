@@ -139,13 +139,23 @@ class Case:
         when its major is unknown."""
         if error.major is None or error.family is None:
             return set()
-        family = "cublas" if error.family == "cublasLt" else error.family
+        key = (error.family, error.major)
+        if key not in self._needing:
+            self._needing[key] = self._majors_needing(*key)
+        return set(self._needing[key])
+
+    @cached_property
+    def _needing(self) -> dict[tuple[str, str], set[int]]:
+        return {}
+
+    def _majors_needing(self, family: str, major: str) -> set[int]:
+        family = "cublas" if family == "cublasLt" else family
         found = set()
         for cuda, sonames in self._sonames.items():
             for soname in sonames:
                 name_family = library_family(soname)
                 same = name_family and ("cublas" if name_family == "cublasLt" else name_family) == family
-                if same and soname.rsplit(".so.", 1)[-1] == error.major:
+                if same and soname.rsplit(".so.", 1)[-1] == major:
                     found.add(int(cuda))
         return found
 

@@ -700,10 +700,15 @@ class _Reader:
 
 def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) -> LogEvidence:
     """The facts a log shows (`text` already bounded: see `bounded`)."""
+    return read_lines(candidate_lines(text), matrix, cut)
+
+
+def read_lines(lines: list[tuple[int, str]], matrix: Matrix | None = None, cut: bool = False) -> LogEvidence:
+    """The facts of a log's candidate lines (`scan.candidate_lines`)."""
     reader = _Reader(matrix)
     seen: set[tuple[str, str]] = set()
     previous = ""
-    for entry in logical_lines(candidate_lines(text)):
+    for entry in logical_lines(lines):
         pair = (previous, entry.text)
         previous = entry.text
         if pair in seen:

@@ -31,6 +31,8 @@ KEYWORDS = (
     *("multiprocessing", "fork(", "zlibwapi", "nvml", "find ", "locate "),
     *("c0000409", "1073740791", "3221226505", "stack_buffer", "kubectl", "kubernetes", "k8s", "podman"),
     *("singularity", "apptainer", "enroot", "root@"),
+    # TensorRT's own messages (doctor/tensorrt.py reads the candidate lines too): its stubs, engines, contexts
+    *("placeholder", "deprecated", "engine", "tag does not match", "deserializ", "context"),
 )
 _KEYWORD_BYTES = tuple(k.encode("utf-8") for k in KEYWORDS)
 _DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
@@ -72,6 +74,19 @@ def candidate_lines(text: str) -> list[tuple[int, str]]:
             line = line[: LINE_LIMIT // 2] + " ... " + line[-LINE_LIMIT // 2 :]
         out.append((index, line))
     return out
+
+
+def candidate_text(lines: list[tuple[int, str]]) -> str:
+    """The candidate lines as one text: lines that follow each other in the log stay adjacent, a gap between them
+    is an empty line (for readers of the whole text: a 20 MB run log shrinks to its few relevant lines)."""
+    out: list[str] = []
+    previous = -2
+    for index, line in lines:
+        if out and index != previous + 1:
+            out.append("")
+        out.append(line)
+        previous = index
+    return "\n".join(out)
 
 
 def _lines_at(text: str, indices: list[int]) -> list[str]:
