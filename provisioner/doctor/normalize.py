@@ -165,7 +165,13 @@ def _wrap_width(raws: list[str]) -> int | None:
 
 def _continues(raw_a: str, raw_b: str, a: str, b: str, width: int | None) -> str | None:
     """The separator joining line a with the next line b when b continues a ("" or " "), else None."""
-    if not b or not a or _table_end(raw_a) or _rows(raw_a, raw_b):
+    separator = _cut(raw_a, raw_b, a, b, width)
+    return None if separator is None or _rows(raw_a, raw_b) else separator
+
+
+def _cut(raw_a: str, raw_b: str, a: str, b: str, width: int | None) -> str | None:
+    """The separator when the paste cut line a where b starts, before telling a listing's rows apart."""
+    if not b or not a or _table_end(raw_a):
         return None
     if width is not None and len(raw_a) == width:  # a hard wrap at the paste's width: cut anywhere
         return " " if raw_a[-1:].isspace() or raw_b[:1].isspace() else ""
