@@ -211,7 +211,10 @@ def decide_log(
 
 
 # (cause, consequence): where both are found, the cause comes first whatever the codes' order
-CAUSES = (("nodes-on-cpu", "gpu-slower-than-cpu"),)
+CAUSES = (
+    ("nodes-on-cpu", "gpu-slower-than-cpu"),
+    ("driver-library-mismatch", "no-driver"),  # a driver whose libraries differ from its module looks absent
+)
 
 
 def rank(findings: list[Finding], case: Case) -> list[Finding]:

@@ -273,6 +273,11 @@ def test_a_gpu_kept_from_a_container_or_the_process(text: str):
     assert codes(text)[0] == "gpu-hidden"
 
 
+def test_a_driver_whose_libraries_differ_looks_absent():
+    text = "Failed to initialize NVML: Driver/library version mismatch\nFound no NVIDIA driver on your system."
+    assert codes(text)[0] == "driver-library-mismatch"
+
+
 def test_a_node_without_a_cuda_kernel_runs_on_the_cpu():
     line = "[I:onnxruntime:, cuda_execution_provider.cc:2400] CUDA kernel not found in registries for Op type: Foo"
     assert codes(line) == ["nodes-on-cpu"]
