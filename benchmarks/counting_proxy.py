@@ -13,7 +13,10 @@ import select
 import socket
 import socketserver
 import threading
-from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import TracebackType
 
 
 class CountingProxy:

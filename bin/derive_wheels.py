@@ -10,6 +10,12 @@ source stub, or only win_arm64) is not listed: nothing could install it.
 
     .venv/bin/python bin/derive_wheels.py            # print the YAML
     .venv/bin/python bin/derive_wheels.py --write    # write matrices/nvidia-wheels.yaml
+    .venv/bin/python bin/derive_wheels.py --files    # write matrices/wheel-files.yaml (see below)
+
+`--files` reads, for every row of nvidia-wheels.yaml and each of its platforms, the RECORD of one wheel by HTTP
+range requests (the end of the zip, its central directory, the RECORD member: a few KB of each wheel), and writes
+the paths each version installs (.dist-info left out), versions with the same paths grouped: what the planner
+compares with the files of installed distributions, so that no plan overwrites another distribution's files.
 
 A maintainer script: not shipped in the wheel.
 """
@@ -30,29 +36,13 @@ from urllib.parse import urljoin  # noqa: E402
 
 from provisioner.matrix.check import Problem, convert_entries  # noqa: E402
 from provisioner.matrix.model import CudaMajor, CudaRelease  # noqa: E402
+from provisioner.platforms import PLATFORM_ORDER, platform_of_tag, wheel_file_platforms  # noqa: E402
 from provisioner.versions import vtuple  # noqa: E402
 from provisioner.ziprange import HttpRangeSource, central_directory, read_member  # noqa: E402
 
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
 LIBRARIES = ("cudart", "cublas", "cufft", "curand", "nvrtc", "cudnn", "nvjitlink")
 PREFIX_NAMES_MINOR = ("cudart", "nvrtc", "nvjitlink")  # component version == toolkit version
-
-
-PLATFORM_ORDER = ("linux-x86_64", "linux-aarch64", "windows-amd64")
-_MANYLINUX_LEGACY = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
-_MANYLINUX = re.compile(r"^(manylinux1|manylinux2010|manylinux2014|manylinux_(\d+)_(\d+))_(x86_64|aarch64|sbsa)$")
-
-
-def platform_of_tag(tag: str) -> tuple[str, str | None] | None:
-    """("linux-x86_64", "2.17") for manylinux2014_x86_64, ("windows-amd64", None) for win_amd64; else None."""
-    if tag == "win_amd64":
-        return "windows-amd64", None
-    found = _MANYLINUX.match(tag)
-    if not found:
-        return None  # win_arm64, macOS, plain linux_*: not platforms ortprov plans for
-    floor = f"{found.group(2)}.{found.group(3)}" if found.group(2) else _MANYLINUX_LEGACY[found.group(1)]
-    arch = "x86_64" if found.group(4) == "x86_64" else "aarch64"
-    return f"linux-{arch}", floor
 
 
 def platforms_of(filenames: list[str]) -> tuple[list[str], str | None]:
@@ -99,7 +89,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write matrices/nvidia-wheels.yaml")
+    parser.add_argument("--files", action="store_true", help="write matrices/wheel-files.yaml")
     args = parser.parse_args(argv)
+    if args.files:
+        return write_files()
     cuda = yaml.safe_load((DATA / "cuda.yaml").read_text(encoding="utf-8"))
     problems: list[Problem] = []
     releases = {r.version for r in convert_entries("cuda.yaml", "releases", CudaRelease, cuda, problems)}
@@ -186,6 +179,88 @@ def main(argv: list[str] | None = None) -> int:
             print(f"did not compile the matrix: {exc}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def record_paths(source: HttpRangeSource) -> list[str]:
+    """The paths a wheel's RECORD lists that another distribution could overwrite: its .dist-info folder, files
+    recorded as empty (the shared namespace `nvidia/__init__.py`) and byte-code left out, as the package probe
+    (standalone/packages_probe.py `owned_files`) leaves them out of what is installed."""
+    import csv
+
+    entries = central_directory(source)
+    record = next(name for name in entries if name.endswith(".dist-info/RECORD"))
+    rows = csv.reader(read_member(source, entries[record]).decode("utf-8", "replace").splitlines())
+    return sorted(
+        row[0]
+        for row in rows
+        if row
+        and row[0]
+        and ".dist-info/" not in row[0]
+        and (len(row) < 3 or row[2].strip() != "0")
+        and not row[0].endswith((".pyc", ".pyo"))
+        and "__pycache__/" not in row[0]
+    )
+
+
+def write_files() -> int:
+    """matrices/wheel-files.yaml from the RECORD of one wheel per (package, version, platform) of
+    nvidia-wheels.yaml."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import requests
+    import yaml
+
+    started = time.monotonic()
+    rows = yaml.safe_load((DATA / "nvidia-wheels.yaml").read_text(encoding="utf-8"))["wheels"]
+    session = requests.Session()
+    packages = sorted({row["package"] for row in rows})
+    listing = {name: session.get(PYPI_JSON.format(name=name), timeout=30).json()["releases"] for name in packages}
+    jobs = []
+    for row in rows:
+        files = [f for f in listing[row["package"]].get(row["version"], []) if f["filename"].endswith(".whl")]
+        for platform in row.get("platforms") or PLATFORM_ORDER:
+            wheel = next((f for f in files if platform in wheel_file_platforms(f["filename"])), None)
+            if wheel is not None:
+                jobs.append((row["package"], row["version"], platform, wheel))
+    sources: list[HttpRangeSource] = []
+
+    def read(job: tuple) -> tuple[str, str, str, str, list[str]]:
+        package, version, platform, wheel = job
+        source = HttpRangeSource(urljoin(PYPI_JSON.format(name=package), wheel["url"]), session=session, timeout=60)
+        sources.append(source)
+        return package, version, platform, wheel["filename"], record_paths(source)
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(read, jobs))
+    groups: dict[tuple[str, str, tuple[str, ...]], list[tuple[str, str]]] = {}
+    for package, version, platform, filename, paths in results:
+        groups.setdefault((package, platform, tuple(paths)), []).append((version, filename))
+    entries = []
+    for (package, platform, paths), versions in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        ordered = sorted(versions, key=lambda v: _key(v[0]))
+        entries.append(
+            {
+                "package": package,
+                "platform": platform,
+                "versions": [v for v, _ in ordered],
+                "files": list(paths),
+                "sources": [f"RECORD of {ordered[-1][1]} (and of each version listed)"],
+            }
+        )
+    document = {"schema_version": 1, "date": datetime.date.today().isoformat(), "files": entries}
+    text = (
+        "# The files each NVIDIA library wheel of nvidia-wheels.yaml installs, per platform (its RECORD, .dist-info\n"
+        "# left out), versions with the same files grouped. Generated by bin/derive_wheels.py --files; do not edit.\n"
+        + yaml.safe_dump(document, sort_keys=False, width=200)
+    )
+    (DATA / "wheel-files.yaml").write_text(text, encoding="utf-8")
+    downloaded = sum(s.bytes_read for s in sources)
+    print(
+        f"wrote {len(entries)} groups ({len(results)} wheels read, {downloaded / 1e6:.1f} MB in "
+        f"{time.monotonic() - started:.0f} s) to {DATA / 'wheel-files.yaml'}"
+    )
     return 0
 
 

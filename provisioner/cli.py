@@ -62,6 +62,56 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit()
 
 
+# The shells ortprov completes in (typer's scripts); `--show-completion SHELL` prints that shell's script,
+# `--install-completion SHELL` installs it; no SHELL: the shell running ortprov, when it is one of these.
+SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+COMPLETE_VAR = "_ORTPROV_COMPLETE"
+_DETECT = "detect"  # the value of a completion option given without a shell
+
+
+def _completion_shell(flag: str, value: str) -> str:
+    """The shell a completion option names (or, without one, the shell running ortprov); BadInput for any
+    other, before anything is written."""
+    from provisioner.errors import BadInput
+
+    shell = value.strip().lower() if value != _DETECT else _current_shell()
+    if shell in SHELLS:
+        return shell
+    said = f"{flag} {value!r}" if value != _DETECT else f"{flag}: the shell running ortprov ({shell or 'unknown'})"
+    raise BadInput(f"{said} is not a shell ortprov completes in", hint=f"name one: {flag} {'|'.join(SHELLS[:-1])}")
+
+
+def _current_shell() -> str:
+    """The name of the shell running ortprov (shellingham, as typer asks; else $SHELL), or ""."""
+    try:
+        import shellingham  # type: ignore[import-untyped,unused-ignore]
+
+        return str(shellingham.detect_shell()[0]).lower()
+    except Exception:  # noqa: BLE001 - not installed, or no shell found: $SHELL says it, or nothing does
+        return os.path.basename(os.environ.get("SHELL", "")).lower()
+
+
+def _show_completion(value: str | None) -> None:
+    if value is None:
+        return
+    from typer._completion_shared import get_completion_script
+
+    shell = _completion_shell("--show-completion", value)
+    typer.echo(get_completion_script(prog_name="ortprov", complete_var=COMPLETE_VAR, shell=shell))
+    raise typer.Exit()
+
+
+def _install_completion(value: str | None) -> None:
+    if value is None:
+        return
+    from typer._completion_shared import install
+
+    shell = _completion_shell("--install-completion", value)
+    shell, path = install(shell=shell, prog_name="ortprov", complete_var=COMPLETE_VAR)
+    typer.echo(f"{shell} completion installed in {path}; it takes effect in a new shell")
+    raise typer.Exit()
+
+
 def make_app(args: list[str]) -> typer.Typer:
     """The typer app for these arguments: the invoked command registered for real; for anything else (--help,
     --version, a typo) every command as a summary only, so the listing needs no command module."""
@@ -69,7 +119,7 @@ def make_app(args: list[str]) -> typer.Typer:
         name="ortprov",
         help=HELP,
         no_args_is_help=True,
-        add_completion=True,
+        add_completion=False,  # ours below: a shell named is the shell served, an unknown one refused
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
@@ -79,6 +129,24 @@ def make_app(args: list[str]) -> typer.Typer:
     def _root(
         version: bool = typer.Option(
             False, "--version", callback=_version_callback, is_eager=True, help="Show the version."
+        ),
+        install_completion: str | None = typer.Option(
+            None,
+            "--install-completion",
+            callback=_install_completion,
+            is_eager=True,
+            metavar="[SHELL]",
+            help=f"Install completion for SHELL ({', '.join(SHELLS[:-1])}; default: this shell).",
+            autocompletion=lambda incomplete: [s for s in SHELLS if s.startswith(incomplete)],
+        ),
+        show_completion: str | None = typer.Option(
+            None,
+            "--show-completion",
+            callback=_show_completion,
+            is_eager=True,
+            metavar="[SHELL]",
+            help="Print the completion script for SHELL (default: this shell), to install it by hand.",
+            autocompletion=lambda incomplete: [s for s in SHELLS if s.startswith(incomplete)],
         ),
     ) -> None:
         """ortprov."""
@@ -97,80 +165,50 @@ def _summary_only() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: parse the arguments with typer and run the command, which prints its result or its
-    error (commands/options.command). Whatever else ends the run ends it in one `error:` line, never a
-    traceback: a usage error of the parser (exit 2, with --json its error object too), a closed or full
-    stdout (2), an interrupt (130), a bug (70; ORTPROV_TRACEBACK=1 shows it); a reader that went away
-    (`ortprov plan | head -1`) ends it quietly."""
-    from provisioner.errors import OrtprovError
-
+    """Console entry point: parse the arguments with typer and run the command, which prints its result. Whatever
+    ends the run early ends it in one `error:` line, never a traceback, with the exit code that
+    commands/exits.py (the one place) gives it: a usage error of the parser, a closed or full stdout, an
+    interrupt, a bug; a reader that went away (`ortprov plan | head -1`) ends it quietly."""
     args = sys.argv[1:] if argv is None else argv
     try:
         from provisioner.render import output
 
         output.prepare_streams()
+        args = _shell_by_default(args)
         code = make_app(args or _completed_words())(args=args, prog_name="ortprov", standalone_mode=False)
         if output.stdout_is_broken():  # a write failed and a library swallowed it (click's help, ...)
             raise output.stdout_failed(OSError("a write failed"))
-    except OrtprovError as exc:
-        _fail(exc, args)
-    except KeyboardInterrupt:
-        interrupted = OrtprovError("interrupted")
-        interrupted.exit_code = 130
-        _fail(interrupted, args)
-    except BrokenPipeError:
-        # the reader went away (`ortprov plan --json | head -1`): exit quietly, as click does
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
-    except Exception as exc:  # noqa: BLE001 - the one place that turns any other exception into one line
-        _fail(_error_of(exc, args), args)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the one path from an exception to an exit code
+        from provisioner.commands.exits import exit_code
+
+        as_json = "--json" in args or "--format=json" in args
+        sys.exit(exit_code(exc, as_json=as_json, commands=COMMANDS_AND_GROUPS, args=args))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _shell_by_default(args: list[str]) -> list[str]:
+    """`--show-completion` / `--install-completion` without a SHELL after it: this shell (typer's options take a
+    value or none, not either; the value `detect` stands for "this shell")."""
+    found = list(args)
+    for index, arg in enumerate(args):
+        if arg in ("--show-completion", "--install-completion") and (
+            index + 1 == len(args) or args[index + 1].startswith("-")
+        ):
+            found.insert(index + 1, _DETECT)
+            break
+    return found
 
 
 def _completed_words() -> list[str]:
     """While the shell asks for completions (`ortprov --install-completion`), the words typed so far (bash:
     COMP_WORDS, zsh/fish/powershell: _TYPER_COMPLETE_ARGS), less `ortprov`: make_app then registers the command
     being typed, so that its options complete too."""
-    if not os.environ.get("_ORTPROV_COMPLETE"):
+    if not os.environ.get(COMPLETE_VAR):
         return []
+    from typer._completion_classes import completion_init
+
+    completion_init()  # typer's zsh, fish and PowerShell protocols (bash's is click's)
     words = os.environ.get("COMP_WORDS") or os.environ.get("_TYPER_COMPLETE_ARGS") or ""
     return words.split()[1:]
-
-
-def _error_of(exc: Exception, args: list[str]) -> Exception:
-    """The OrtprovError for an exception that reached main: the parser's usage error (BadInput), a stdout that
-    cannot be written (BadInput), or an InternalError."""
-    from provisioner.errors import BadInput, InternalError
-    from provisioner.render import output
-
-    usage_error, no_args = _parser_errors()
-    if isinstance(exc, no_args):
-        exc.show()  # type: ignore[attr-defined] # `ortprov` alone: the help, on stderr, exit 2 (click's rule)
-        sys.exit(2)
-    if isinstance(exc, usage_error):
-        invoked = " ".join(arg for arg in args[:2] if not arg.startswith("-") and arg in COMMANDS_AND_GROUPS)
-        hint = f"`ortprov {invoked} --help` lists its options" if invoked else "`ortprov --help` lists the commands"
-        return BadInput(exc.format_message(), hint=hint)  # type: ignore[attr-defined]
-    if isinstance(exc, OSError) and output.stdout_is_broken():
-        return output.stdout_failed(exc)
-    output.traceback_if_asked(exc)
-    return InternalError.of(exc)
-
-
-def _fail(error: Exception, args: list[str]) -> None:
-    """Print the error (with --json, also its object on stdout) and exit with its code."""
-    from provisioner.errors import OrtprovError
-    from provisioner.render.output import show_error
-
-    assert isinstance(error, OrtprovError)
-    sys.exit(show_error(error, as_json="--json" in args or "--format=json" in args))
-
-
-def _parser_errors() -> tuple[type[Exception], type[Exception]]:
-    """click's UsageError and NoArgsIsHelpError (vendored by typer >= 0.26, else click's own)."""
-    try:
-        from typer._click import exceptions  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        from click import exceptions  # type: ignore[no-redef,unused-ignore]
-    no_args = getattr(exceptions, "NoArgsIsHelpError", None) or type("NoArgsIsHelpError", (Exception,), {})
-    return exceptions.UsageError, no_args

@@ -1,7 +1,8 @@
 """HostFacts: everything ortprov knows about a host, as frozen dataclasses with a JSON round trip.
 
-Produced by `provisioner.probe` on a real machine (`ortprov detect --json`), loaded from a saved host file
-(`--host FILE`), or adjusted by planning flags. The planner and doctor only ever see this model.
+Produced by `provisioner.probe` on a real machine (`ortprov detect --json`), rebuilt from a saved host file
+(`--host FILE`, read by provisioner/userfiles.py), or adjusted by planning flags. The planner and doctor only
+ever see this model.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, fields, is_dataclass
-from pathlib import Path
 
 from provisioner.errors import BadInput
 from provisioner.serde import from_jsonable, to_jsonable
@@ -17,8 +17,6 @@ from provisioner.serde import from_jsonable, to_jsonable
 FACTS_SCHEMA_VERSION = 1
 
 PLATFORM_TAGS = ("linux-x86_64", "linux-aarch64", "windows-amd64")
-
-HOST_FILE_MAX_BYTES = 8 * 1024 * 1024  # a detect of a big machine is tens of KB
 
 
 @dataclass(frozen=True)
@@ -155,6 +153,9 @@ class NvidiaWheel:
     cuda_major: int | None = None  # from the -cuNN suffix, or the version for CUDA 13's unsuffixed names
     lib_dirs: tuple[str, ...] = ()
     missing_files: MissingFiles | None = None  # None: every file its RECORD lists is there (or not checked)
+    # the files it installed (RECORD, relative to site-packages; metadata, byte-code and empty files left out):
+    # another distribution installed over them overwrites them. None: not read (an older host file)
+    files: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -219,9 +220,10 @@ class HostFacts:
 
 
 # The fields that hold versions, and what each must look like: the planner compares them as numbers.
-_DOTTED = re.compile(r"^\d+(\.\d+)*$")  # 580.65.06, 13.0, 2.36
-_LEADING = re.compile(r"^\d+(\.\d+)*")  # 3.12.3, 1.20.0rc1, 2.3.0+cu121: starts with one
-_CC = re.compile(r"^\d+\.\d+$")  # 8.6
+# ASCII digits only: a host file is written by `ortprov detect`; a full-width `８.６` is refused, not half-read
+_DOTTED = re.compile(r"^\d{1,9}(\.\d{1,9})*$", re.ASCII)  # 580.65.06, 13.0, 2.36
+_LEADING = re.compile(r"^\d{1,9}(\.\d{1,9})*", re.ASCII)  # 3.12.3, 1.20.0rc1, 2.3.0+cu121: starts with one
+_CC = re.compile(r"^\d{1,3}\.\d{1,3}$", re.ASCII)  # 8.6
 _VERSION_FIELDS: dict[str, tuple[re.Pattern[str], str]] = {
     "DriverInfo.version": (_DOTTED, "an NVIDIA driver version such as 580.65.06"),
     "DriverInfo.cuda_version": (_DOTTED, "a CUDA version such as 13.0"),
@@ -252,31 +254,3 @@ def _check_versions(node: object, path: str) -> None:
         if rule and isinstance(value, str) and not rule[0].match(value.strip()):
             raise ValueError(f"{path}.{item.name}: {value!r} is not {rule[1]}")
         _check_versions(value, f"{path}.{item.name}")
-
-
-def load_host_file(path: str | Path) -> HostFacts:
-    """Read a saved host file, with clear errors for missing or malformed files."""
-    file = Path(path)
-    create = "create one with `ortprov detect --json > host.json`"
-    try:
-        with file.open("rb") as stream:
-            raw = stream.read(HOST_FILE_MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise BadInput(f"host file {str(file)!r} does not exist", hint=create) from None
-    except IsADirectoryError:
-        raise BadInput(f"host file {str(file)!r} is a folder", hint=create) from None
-    except OSError as exc:
-        raise BadInput(f"cannot read host file {str(file)!r}: {exc.strerror or exc}") from None
-    if len(raw) > HOST_FILE_MAX_BYTES:
-        raise BadInput(
-            f"host file {str(file)!r} is larger than {HOST_FILE_MAX_BYTES // 2**20} MiB: not a host file", hint=create
-        )
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise BadInput(f"host file {str(file)!r} is not text (not UTF-8): not a host file", hint=create) from None
-    except json.JSONDecodeError as exc:
-        raise BadInput(f"host file {str(file)!r} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    except RecursionError:
-        raise BadInput(f"host file {str(file)!r} is nested too deeply: not a host file", hint=create) from None
-    return HostFacts.from_dict(data, origin=f"host file {str(file)!r}")

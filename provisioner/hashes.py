@@ -22,16 +22,18 @@ from typing import TYPE_CHECKING
 
 from provisioner.errors import BadInput, OrtprovError
 from provisioner.matrix.derive import PYPI_SIMPLE
+from provisioner.platforms import DEFAULT_GLIBC, pip_platform_tags
 from provisioner.versions import at_least, vtuple
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     import requests
     from packaging.tags import Tag
 
     from provisioner.plan import Plan
     from provisioner.render.recipes import PinnedRequirement
 
-DEFAULT_GLIBC = "2.28"  # assumed when a target host file does not say (the manylinux floor of recent wheels)
 FAST_DEPS = "--use-feature=fast-deps"
 PIP_FLOOR = "22.2"  # the first pip with `install --dry-run` and `--report`
 PIP_METADATA_ONLY = "25.3"  # the first pip whose dry run does not download the wheels it resolves (pypa/pip#12603)
@@ -52,13 +54,9 @@ def target_of(plan: Plan) -> tuple[str, list[str]]:
         return python, ["win_amd64"]
     if not tag.startswith("linux-"):
         raise BadInput(f"cannot resolve wheels for platform {tag}")
-    arch = tag.split("-", 1)[1]
-    glibcs = [vtuple(h.platform.glibc) for h in plan.hosts if h.platform.glibc]
-    glibc = min(glibcs) if glibcs else vtuple(DEFAULT_GLIBC)
-    minor = glibc[1] if len(glibc) > 1 else 17
-    tags = [f"manylinux_2_{m}_{arch}" for m in range(minor, 16, -1)]
-    tags += [f"manylinux2014_{arch}"] + ([f"manylinux2010_{arch}", f"manylinux1_{arch}"] if arch == "x86_64" else [])
-    return python, [*tags, f"linux_{arch}"]
+    glibcs = [h.platform.glibc for h in plan.hosts if h.platform.glibc]
+    glibc = min(glibcs, key=vtuple) if glibcs else DEFAULT_GLIBC
+    return python, pip_platform_tags(tag, glibc)
 
 
 def pip_target_args(python: str, platforms: Sequence[str]) -> list[str]:
@@ -241,12 +239,18 @@ def index_files(session: requests.Session, index_url: str, name: str) -> list[tu
     return [(filename, digest) for filename, digest in pairs]
 
 
-def pinned_digests(plan: Plan, *, python_exe: str = sys.executable) -> tuple[PinnedRequirement, ...]:
-    """The full resolved set of the plan's install steps for its target, each with its files' sha256."""
+def pinned_digests(
+    plan: Plan, *, python_exe: str = sys.executable, progress: Callable[[str], None] | None = None
+) -> tuple[PinnedRequirement, ...]:
+    """The full resolved set of the plan's install steps for its target, each with its files' sha256.
+    `progress` gets a line per stage and per distribution (the resolve alone takes tens of seconds)."""
+    import time
+
     import requests
 
     from provisioner.render.recipes import PinnedRequirement, render_requirements
 
+    say = progress or (lambda _line: None)
     python, platforms = target_of(plan)
     pip = require_pip(python_exe)
     if not pip_reads_metadata_only(pip):
@@ -254,7 +258,10 @@ def pinned_digests(plan: Plan, *, python_exe: str = sys.executable) -> tuple[Pin
             f"note: pip {pip} downloads every wheel it resolves in full (onnxruntime-gpu and the NVIDIA libraries: "
             f"GBs); pip >= {PIP_METADATA_ONLY} reads only their metadata: `{python_exe} -m pip install -U pip`\n"
         )
+    say(f"hashes: resolving the plan for Python {python} on {platforms[0]} with pip {pip}")
+    started = time.monotonic()
     entries = resolve(render_requirements(plan), python, platforms, python_exe=python_exe)
+    say(f"hashes: {len(entries)} distributions resolved in {time.monotonic() - started:.0f} s; reading their digests")
     installs = [s for s in plan.steps if s.kind == "install"]
     indexes = list(
         dict.fromkeys(
@@ -264,8 +271,9 @@ def pinned_digests(plan: Plan, *, python_exe: str = sys.executable) -> tuple[Pin
     supported = supported_tags(python, platforms)
     pinned = []
     with requests.Session() as session:
-        for entry in entries:
+        for number, entry in enumerate(entries, 1):
             name, version = entry["metadata"]["name"], entry["metadata"]["version"]
+            say(f"hashes: [{number}/{len(entries)}] {name} {version}")
             reported = entry.get("download_info", {}).get("archive_info", {}).get("hashes", {}).get("sha256")
             digests: list[str] = []
             for index in indexes:

@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from provisioner.facts import HostFacts
+from provisioner.facts import HostFacts  # noqa: TC001 - serde reads Plan's field types at run time
 from provisioner.serde import from_jsonable, to_jsonable
 
 PLAN_SCHEMA_VERSION = 1

@@ -6,10 +6,18 @@ needs which driver, compute capability, Python, platform and libraries comes fro
 Rules, in order:
 1. Candidates are the matrix builds that match `--ort` and `--cuda` (BadInput when a pin names nothing).
 2. A candidate runs on a host when the host's platform has a wheel (and its glibc meets the wheel's floor),
-   the target Python has a wheel, the driver meets the CUDA release's floor (or the CUDA major's
-   minor-version-compatibility floor), and every GPU's compute capability is supported by the CUDA release
-   and the build's kernels. Unknown facts (no driver on a build server, no GPU, no Python) are not
-   rejected on: they become notes.
+   the target Python has a wheel for that platform, the driver meets the CUDA release's floor (or the CUDA
+   major's minor-version-compatibility floor), and every GPU runs the GPU code read from the platform's wheel:
+   a cubin of the same major and a minor <= the GPU's (an `a` cubin: exactly that GPU), or PTX of its compute
+   capability or older, JIT-compiled only by a driver that supports the build's CUDA (where the wheel was not
+   read: the CUDA release's compute capabilities). With --tensorrt the platform's wheels must ship a TensorRT
+   provider; with --cuda-libraries system a probed host's loader path must hold every library the provider
+   links, and cuDNN; with NVIDIA wheels, none of them may install over the files of an installed distribution
+   that stays (torch's nvidia-cudnn-cu12 and nvidia-cudnn-cu13 share nvidia/cudnn/), and every library its CUDA
+   provider imports must be a file of one of them, or come with the driver or the OS. Unknown facts (no driver
+   on a build server, no GPU, no Python) are not rejected on: they become notes. A host no candidate runs on
+   gets NoCompatiblePlan with every reason, and for a GPU no build has code for, the build that has it or the
+   source build that would.
 3. Of the candidates that run on every host: the newest release; within it, the build whose CUDA/cuDNN
    majors match libraries already present (torch's NVIDIA wheels, system libraries), then the PyPI build,
    then the newest CUDA.
@@ -21,26 +29,38 @@ Rules, in order:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from provisioner.closure import closure
 from provisioner.errors import BadInput, NoCompatiblePlan
 from provisioner.facts import Gpu, HostFacts, MissingFiles, NvidiaWheel, OrtDist, PythonInfo
-from provisioner.matrix.model import CudaMajor, CudaRelease, LibraryWheel, Matrix, OrtBuild, TensorRTRelease
+from provisioner.matrix.model import (
+    CudaMajor,
+    CudaRelease,
+    LibraryWheel,
+    Matrix,
+    OrtBuild,
+    TensorRTRelease,
+)
 from provisioner.matrix.query import (
+    build_gpu_code,
     build_tensorrt,
+    code_summary,
     cuda_major,
     cuda_major_libraries,
     cuda_release,
     cuda_versions,
     first_cuda_release_for_cc,
+    gpu_code_for,
     library_of,
     library_of_package,
     newest_cuda_for_driver,
     ort_versions,
+    provider_needs,
     python_versions_with_wheels,
     recorded_wheels,
     tensorrt_provider,
+    wheel_files,
 )
 from provisioner.plan import (
     LOADER_HOOK,
@@ -52,6 +72,7 @@ from provisioner.plan import (
     Step,
     requirement_name,
 )
+from provisioner.standalone.libnames import match_library, soname_of
 from provisioner.versions import (
     at_least,
     driver_at_least,
@@ -65,7 +86,19 @@ from provisioner.versions import (
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms to import; the fast path of `ortprov plan` does without it
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Protocol
+
+    from provisioner.facts import Gpu, HostFacts, MissingFiles, NvidiaWheel, OrtDist, PythonInfo
+    from provisioner.matrix.model import (
+        CudaMajor,
+        CudaRelease,
+        LibraryWheel,
+        Matrix,
+        OrtBuild,
+        TensorRTRelease,
+        WheelFiles,
+    )
 
     class Planned(Protocol):
         """The planned distribution: an OrtBuild while planning, a saved Plan when it is retargeted."""
@@ -123,6 +156,8 @@ class _Verdict:
     blocking_hosts: tuple[int, ...]  # indexes of hosts that reject it
     score: int = 0
     minor_compat: bool = False  # some host runs it only through CUDA minor-version compatibility
+    missing_code: tuple[tuple[int, str], ...] = ()  # (host index, compute capability) its wheels hold no code for
+    unread_code: tuple[tuple[int, str], ...] = ()  # (host index, cc) judged by the CUDA release: wheels not read
 
 
 def short_label(build: OrtBuild) -> str:
@@ -179,7 +214,10 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
 
     reasons = [_choice_reason(build, hosts, matrix, request), *chosen.reasons]
     reasons += _reuse_reasons(chosen, existing, pins)
+    closure_reasons, closure_notes = _closure_lines(build, hosts, matrix, pins, library_requirements, request)
+    reasons += closure_reasons
     notes = [*chosen.notes, *library_notes, *_missed_reuse_notes(chosen, runnable, existing, request), *hook_notes]
+    notes += closure_notes
     if not build.confirmed:
         source = build.sources[0] if build.sources else "no source recorded"
         notes.append(
@@ -189,7 +227,7 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     if tensorrt:
         reasons.append(_tensorrt_reason(build, tensorrt, request))
         notes += _tensorrt_notes(build, tensorrt, hosts, matrix, request)
-    rejected = _rejections_for_plan(chosen, verdicts)
+    rejected = _rejections_for_plan(chosen, verdicts, hosts)
     return Plan(
         ort_version=build.ort_version,
         package=build.package,
@@ -272,6 +310,8 @@ def _judge(
         )
     if request.tensorrt:
         problems += _tensorrt_problems(build, matrix, request)
+    missing_code: list[tuple[int, str]] = []
+    unread: list[tuple[int, str]] = []
     for index, host in enumerate(hosts):
         who = host_name(host, index, len(hosts))
         host_problems: list[str] = []
@@ -280,9 +320,18 @@ def _judge(
         host_problems += _platform_problems(build, host, who, notes)
         host_problems += _python_problems(build, host, who, matrix, notes)
         host_problems += _library_platform_problems(build, host, who, matrix, request)
+        if request.cuda_libraries == "system":
+            host_problems += _system_library_problems(build, host, who, notes)
+        else:
+            host_problems += _overwrite_problems(build, host, who, matrix)
+            host_problems += _closure_problems(build, host, who, matrix)
         if release is not None:
-            host_problems += _driver_problems(build, host, who, release, major_record, matrix, notes, reasons)
-            host_problems += _gpu_problems(build, host, who, release, matrix, notes, reasons)
+            driver_problems = _driver_problems(build, host, who, release, major_record, matrix, notes, reasons)
+            host_problems += driver_problems
+            gpu_problems, lacking = _gpu_problems(build, host, who, release, matrix, notes, reasons)
+            host_problems += gpu_problems
+            missing_code += [(index, cc) for cc in lacking if not cc.startswith("?")]
+            unread += [(index, cc[1:]) for cc in lacking if cc.startswith("?")]
         if host_problems:
             blocking.append(index)
             problems += host_problems
@@ -294,6 +343,8 @@ def _judge(
         tuple(blocking),
         _reuse_score(build, existing),
         any("minor-version compatibility" in note for note in notes),
+        tuple(missing_code),
+        tuple(unread),
     )
 
 
@@ -324,12 +375,21 @@ def _python_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix,
         )
         return []
     wanted = host.python.minor
-    if wanted in build.python:
+    tag = host.platform.tag
+    if wanted in build.pythons_on(tag):
         return []
     kind = " (free-threaded)" if wanted.endswith("t") else ""
-    with_wheel = python_versions_with_wheels(matrix, build.package, wanted)
+    if wanted in build.python:  # a wheel for this Python exists, but not for this platform
+        offered = ", ".join(p.platform for p in build.platforms if wanted in build.pythons_on(p.platform))
+        return [
+            f"{short_label(build)} has no {tag} wheel for Python {wanted}{kind} ({who}); its Python {wanted} "
+            f"wheels are for {offered}"
+        ]
+    with_wheel = python_versions_with_wheels(matrix, build.package, wanted, tag)
     if not with_wheel:
-        return [f"no {build.package} wheel for Python {wanted}{kind} in the matrix ({who} has Python {wanted})"]
+        return [
+            f"no {build.package} wheel for Python {wanted}{kind} on {tag} in the matrix ({who} has Python {wanted})"
+        ]
     if vtuple(build.ort_version) > vtuple(with_wheel[-1]):
         return [f"no wheel for Python {wanted}{kind} after {with_wheel[-1]} ({who} has Python {wanted})"]
     if vtuple(build.ort_version) < vtuple(with_wheel[0]):
@@ -419,33 +479,89 @@ def _gpu_problems(
     matrix: Matrix,
     notes: list[str],
     reasons: list[str],
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
+    """(problems, compute capabilities the build's wheels hold no code for) for the host's GPUs. What runs is
+    read from the wheel for the host's platform (its kernels and PTX); where it was not read, from what the
+    build's CUDA release supports."""
     gpus = _gpus(host, who, notes)
     if not gpus:
         if host.driver.present:
             notes.append(f"no GPU listed for {who}: compute capability not checked")
-        return []
+        return [], []
     problems: list[str] = []
+    lacking: list[str] = []
+    code = build_gpu_code(build, host.platform.tag)
     label = short_label(build)
+    matched: list[str] = []
     for gpu in gpus:
         cc = gpu.compute_capability
         where = f"GPU {gpu.index}" + (f" ({gpu.name})" if gpu.name else "") + f" on {who}" if len(gpus) > 1 else who
         if not cc:
             notes.append(f"compute capability of GPU {gpu.index} on {who} unknown: not checked")
             continue
-        problem = _cc_problem(build, cc, release, matrix)
-        if problem is None:
-            problem = _arch_problem(build, cc, notes, where)
+        if code is None:
+            problem = _cc_problem(build, cc, release, matrix)
+            if problem is None and build.wheel_platform(host.platform.tag) is not None:
+                notes.append(
+                    f"the GPU code in {build.ort_version}'s {host.platform.tag} wheels was not read from them: "
+                    f"compute capability {cc} is checked against what CUDA {release.version} supports only"
+                )
+                lacking.append(f"?{cc}")  # runs by its CUDA release's word, not by its wheels
+        else:
+            problem, match = _code_problem(build, host, cc, code, notes, where, driver_cuda_version(host, matrix))
+            if problem is None and match:
+                matched.append(f"{cc}: {match}")
+            elif problem is not None:
+                lacking.append(cc)
         if problem:
             problems.append(f"{problem} ({where} has {cc})" if len(gpus) > 1 else problem)
     if not problems:
         ccs = ", ".join(sorted({g.compute_capability for g in gpus if g.compute_capability}, key=vtuple))
-        if ccs:
-            reasons.append(
-                f"compute capability {ccs} is supported by CUDA {build.cuda_version}"
-                + (" and compiled into " + label if build.cuda_archs else "")
-            )
-    return problems
+        if matched:
+            reasons.append(f"{label}'s {host.platform.tag} wheels hold GPU code for {who} ({'; '.join(matched)})")
+        elif ccs:
+            reasons.append(f"compute capability {ccs} is supported by CUDA {build.cuda_version}")
+    return problems, lacking
+
+
+def _code_problem(
+    build: OrtBuild,
+    host: HostFacts,
+    cc: str,
+    code: tuple[tuple[str, ...], tuple[str, ...]],
+    notes: list[str],
+    where: str,
+    driver_cuda: str | None,
+) -> tuple[str | None, str | None]:
+    """(why the build's GPU code does not run on `cc`, or None; the code that runs). PTX runs by JIT only
+    under a driver that supports the build's CUDA (`driver_cuda`, None: unknown)."""
+    kernels, ptx = code
+    cubin, jit = gpu_code_for(kernels, ptx, cc)
+    if cubin:
+        return None, cubin
+    tag = host.platform.tag
+    if not kernels and not ptx:
+        return f"{build.ort_version}'s {tag} wheels hold no CUDA provider with GPU code", None
+    if jit is None:
+        return (
+            f"{build.ort_version} has no kernels for compute capability {cc} ({code_summary(kernels, ptx)}"
+            f"{'' if tag == 'linux-x86_64' else ', ' + tag})",
+            None,
+        )
+    full = driver_cuda is not None and vtuple(driver_cuda)[:2] >= vtuple(build.cuda_version)[:2]
+    if host.driver.present and driver_cuda and not full:
+        return (
+            f"{build.ort_version} has no kernels for compute capability {cc}, only {jit} PTX, which the driver "
+            f"JIT-compiles only when it supports CUDA {build.cuda_version}; {where}'s supports CUDA "
+            f"{driver_cuda} (PTX does not run through minor-version compatibility)",
+            None,
+        )
+    notes.append(
+        f"{build.ort_version} has no kernels for compute capability {cc} ({where}): the driver JIT-compiles its "
+        f"{jit} PTX on the first session (slow once, then cached)"
+        + ("" if full else f"; that needs a driver for CUDA {build.cuda_version} or newer")
+    )
+    return None, jit
 
 
 def _cc_problem(build: OrtBuild, cc: str, release: CudaRelease, matrix: Matrix) -> str | None:
@@ -468,22 +584,105 @@ def _cc_problem(build: OrtBuild, cc: str, release: CudaRelease, matrix: Matrix) 
     return f"CUDA {release.version} does not support compute capability {cc}"
 
 
-def _arch_problem(build: OrtBuild, cc: str, notes: list[str], where: str) -> str | None:
-    archs = build.cuda_archs
-    if not archs:
-        return None
-    gpu = vtuple(cc)
-    # SASS for X.Y runs on X.Z with Z >= Y; PTX of the newest arch is JIT-compiled on newer GPUs.
-    if any(vtuple(a)[0] == gpu[0] and vtuple(a) <= gpu for a in archs):
-        return None
-    newest = max(archs, key=vtuple)
-    if gpu > vtuple(newest):
-        notes.append(
-            f"{build.ort_version} has no kernels compiled for compute capability {cc} ({where}): the "
-            f"driver JIT-compiles its {newest} PTX on the first session (slow once, then cached)"
-        )
-        return None
-    return f"{short_label(build)} has no kernels for compute capability {cc} (built for {', '.join(archs)})"
+def _system_library_problems(build: OrtBuild, host: HostFacts, who: str, notes: list[str]) -> list[str]:
+    """--cuda-libraries system on a probed host: every CUDA library the provider links, and its cuDNN, must be
+    on the loader path already; a build whose session would fail there is rejected."""
+    if not host.libraries:
+        return []  # described by flags: nothing probed (a note says what must be there)
+    windows = host.platform.os == "windows"
+    needs = provider_needs(build, host.platform.tag)
+    names = needs if needs is not None else build.libraries_linked
+    wanted: dict[tuple[str, str], str] = {}
+    for name in names:
+        found = match_library(name, windows) or soname_of(name)
+        if found and found[1] and found[0] != "cuda":
+            wanted.setdefault((found[0], found[1]), name)
+    if build.cudnn_version:
+        number = str(major(build.cudnn_version))
+        wanted.setdefault(("cudnn", number), f"cuDNN {number}")
+    present = {(hit.library, hit.major) for hit in host.libraries}
+    missing = [name for key, name in wanted.items() if key not in present]
+    if not missing:
+        return []
+    return [
+        f"--cuda-libraries system: {short_label(build)} needs {', '.join(missing)}, not on {who}'s loader path "
+        f"(found: {_found_libraries(host)}): its session would fail"
+    ]
+
+
+def _overwrite_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix) -> list[str]:
+    """NVIDIA wheels the build would install whose files land on those of an installed distribution that stays
+    (torch's nvidia-cudnn-cu12 and nvidia-cudnn-cu13 both install nvidia/cudnn/lib/libcudnn.so.9): installing
+    one overwrites the other's files, and removing either later deletes them. The installed side from the
+    target's RECORDs (or, for an older host file, the matrix's record of that version), the planned side from
+    the matrix's record of the package's newest version for the platform."""
+    if not host.nvidia_wheels:
+        return []
+    tag = host.platform.tag
+    major_record = cuda_major(matrix, build.cuda_major)
+    installed = {wheel.name for wheel in host.nvidia_wheels}
+    problems = []
+    for package, spec in _with_transitive_libraries(_needed_packages(build, major_record), major_record):
+        if package in installed:
+            continue  # the same distribution: kept, or upgraded in place by the installer
+        planned = _planned_files(matrix, package, spec, build.cuda_major, tag)
+        if planned is None:
+            continue
+        mine = set(planned.files)
+        for other in host.nvidia_wheels:
+            recorded = wheel_files(matrix, other.name, tag, other.version)
+            theirs = set(other.files) if other.files is not None else set(recorded.files if recorded else ())
+            clash = sorted(mine & theirs)
+            if clash:
+                example = clash[0] + (", ..." if len(clash) > 1 else "")
+                problems.append(
+                    f"{short_label(build)} would install {package}, whose files are those of {who}'s installed "
+                    f"{other.name} {other.version} ({len(clash)} files: {example}): installing it overwrites "
+                    f"them (a build for CUDA {other.cuda_major or '?'} reuses {other.name}; a fresh venv has none)"
+                )
+    return problems
+
+
+def _planned_files(matrix: Matrix, package: str, spec: str, cuda_major_number: int, tag: str) -> WheelFiles | None:
+    """The recorded files of the newest version of `package` the build's requirement allows (for its CUDA major)
+    that has them for platform `tag`: what installing it puts in site-packages."""
+    versions = sorted(
+        (w.version for w in recorded_wheels(matrix, package, spec, cuda_major_number)), key=vtuple, reverse=True
+    )
+    for version in versions:
+        record = wheel_files(matrix, package, tag, version)
+        if record is not None:
+            return record
+    return None
+
+
+def _closure_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix) -> list[str]:
+    """A build whose CUDA provider (as read from its wheel for the host's platform) imports a library that none of
+    the NVIDIA wheels it needs installs (by their recorded files), nor the driver or the OS: it would not load.
+    Judged only where every needed package's files are recorded (else the plan says what was not checked)."""
+    tag = host.platform.tag
+    needs = provider_needs(build, tag)
+    if needs is None:
+        return []
+    major_record = cuda_major(matrix, build.cuda_major)
+    files: dict[str, tuple[str, ...]] = {}
+    for package, spec in _with_transitive_libraries(_needed_packages(build, major_record), major_record):
+        record = _planned_files(matrix, package, spec, build.cuda_major, tag)
+        if record is None:
+            return []
+        files[package] = record.files
+    proof = closure(tag, needs, files)
+    if proof.complete:
+        return []
+    return [
+        f"{short_label(build)}'s CUDA provider on {tag} imports {', '.join(proof.missing)}, which none of the NVIDIA "
+        f"wheels it needs installs, nor the driver or the OS: it would not load ({who})"
+    ]
+
+
+def _found_libraries(host: HostFacts) -> str:
+    found = sorted({f"{hit.library} {hit.major}" for hit in host.libraries if hit.major and hit.library != "cuda"})
+    return ", ".join(found) or "no CUDA library"
 
 
 # --- preference -----------------------------------------------------------------------------------------
@@ -530,9 +729,12 @@ def _reuse_score(build: OrtBuild, existing: _Existing) -> int:
 def _preference(verdict: _Verdict, request: Request) -> tuple:
     build = verdict.build
     score = verdict.score if request.prefer_existing_libraries else 0
-    # Same release: a build the driver fully supports beats one that needs minor-version compatibility
-    # (JIT paths), then reuse of libraries already present, then PyPI over a side feed, then newer CUDA.
+    # A build whose wheels were read to hold code for every GPU beats one judged by its CUDA release alone (a side
+    # feed's, whose wheels cannot be read): the newest build that really runs wins. Same release: a build the
+    # driver fully supports beats one that needs minor-version compatibility (JIT paths), then reuse of libraries
+    # already present, then PyPI over a side feed, then newer CUDA.
     return (
+        not verdict.unread_code,
         vtuple(build.ort_version),
         not verdict.minor_compat,
         score,
@@ -692,6 +894,49 @@ def _library_pins(
             f"than the CUDA {cap} the driver supports"
         )
     return pins, requirements, notes, cudnn_version
+
+
+def _closure_lines(
+    build: OrtBuild,
+    hosts: tuple[HostFacts, ...],
+    matrix: Matrix,
+    pins: list[LibraryPin],
+    requirements: list[str],
+    request: Request,
+) -> tuple[list[str], list[str]]:
+    """(reasons, notes): per target platform, whether every library the CUDA provider imports (read from the
+    wheel) is supplied by the planned NVIDIA wheels (their recorded files) or by the driver and the OS."""
+    if request.cuda_libraries != "wheels":
+        return [], []
+    reasons: list[str] = []
+    notes: list[str] = []
+    pinned = {pin.package: pin.version for pin in pins}
+    packages = [_split_requirement(r) for r in requirements]
+    for tag in dict.fromkeys(host.platform.tag for host in hosts):
+        needs = provider_needs(build, tag)
+        if needs is None:
+            continue
+        files: dict[str, tuple[str, ...]] = {}
+        for package, spec in packages:
+            record = (
+                wheel_files(matrix, package, tag, pinned[package])
+                if package in pinned
+                else _planned_files(matrix, package, spec, build.cuda_major, tag)
+            )
+            if record is not None:
+                files[f"{package} {pinned.get(package, record.versions[-1])}"] = record.files
+        proof = closure(tag, needs, files)
+        if proof.complete:
+            reasons.append(
+                f"every library the {build.ort_version} CUDA provider imports on {tag} is supplied: {proof.summary()}"
+            )
+        else:
+            notes.append(
+                f"the {build.ort_version} CUDA provider on {tag} imports {', '.join(proof.missing)}, which no planned "
+                f"NVIDIA wheel installs (by the matrix's record of their files): it will not load until "
+                f"{'they are' if len(proof.missing) > 1 else 'it is'} on the loader path"
+            )
+    return reasons, notes
 
 
 def _wheel_targets(hosts: tuple[HostFacts, ...]) -> list[tuple[str, str | None]]:
@@ -1085,18 +1330,11 @@ def _system_library_notes(build: OrtBuild, hosts: tuple[HostFacts, ...]) -> list
         f"already be on the loader path (an nvidia/cuda cudnn image, or the CUDA toolkit and cuDNN installed "
         f"system-wide); `ortprov verify --static` checks that they resolve"
     ]
-    wanted = {("cudart", str(build.cuda_major))}
-    if build.cudnn_version:
-        wanted.add(("cudnn", str(major(build.cudnn_version))))
     for index, host in enumerate(hosts):
-        if not host.libraries:
-            continue  # described by flags: nothing probed, nothing to check
-        found = {(hit.library, hit.major) for hit in host.libraries}
-        missing = sorted(f"{lib} {major}" for lib, major in wanted - found)
-        if missing:
+        if host.libraries:
             notes.append(
-                f"{host_name(host, index, len(hosts))}: {', '.join(missing)} not found on the loader path: "
-                f"the session will fail until it is installed (or use --cuda-libraries wheels)"
+                f"{host_name(host, index, len(hosts))} has every library the CUDA provider links, and cuDNN, on its "
+                f"loader path ({_found_libraries(host)})"
             )
     return notes
 
@@ -1197,15 +1435,31 @@ def _uninstall_step(removals: list[tuple[str, str]]) -> Step | None:
 # --- rejections -----------------------------------------------------------------------------------------
 
 
-def _rejections_for_plan(chosen: _Verdict, verdicts: list[_Verdict]) -> list[Rejection]:
-    """Candidates newer than (or as new as) the chosen one that lost, and why."""
+def _rejections_for_plan(
+    chosen: _Verdict, verdicts: list[_Verdict], hosts: tuple[HostFacts, ...] = ()
+) -> list[Rejection]:
+    """Candidates newer than (or as new as) the chosen one that lost, and why (a loser without GPU code for a
+    host's GPU names the code the chosen build has for it)."""
     newest = vtuple(chosen.build.ort_version)
     out: list[Rejection] = []
     for verdict in verdicts:
         if verdict is chosen or vtuple(verdict.build.ort_version) < newest:
             continue
         if verdict.problems:
-            out.append(Rejection(verdict.build.label, "; ".join(verdict.problems)))
+            reason = "; ".join(verdict.problems)
+            has = _code_it_has(chosen.build, verdict.missing_code, hosts)
+            out.append(Rejection(verdict.build.label, reason + (f"; {has}" if has else "")))
+        elif verdict.unread_code and not chosen.unread_code:
+            ccs = ", ".join(sorted({cc for _, cc in verdict.unread_code}, key=vtuple))
+            has = _code_it_has(chosen.build, verdict.unread_code, hosts)
+            out.append(
+                Rejection(
+                    verdict.build.label,
+                    f"its CUDA release supports compute capability {ccs}, but its wheels were not read (a side "
+                    f"feed's): whether they hold code for it is unknown; {has or short_label(chosen.build)} "
+                    f"(read from its wheels)",
+                )
+            )
         elif verdict.build.ort_version == chosen.build.ort_version:
             out.append(
                 Rejection(
@@ -1214,6 +1468,22 @@ def _rejections_for_plan(chosen: _Verdict, verdicts: list[_Verdict]) -> list[Rej
                 )
             )
     return out
+
+
+def _code_it_has(build: OrtBuild, missing: tuple[tuple[int, str], ...], hosts: tuple[HostFacts, ...]) -> str:
+    """ "1.28.0 has sm_100a": the chosen build's code for the compute capabilities a loser lacks."""
+    said = []
+    for index, cc in missing:
+        if index >= len(hosts):
+            continue
+        code = build_gpu_code(build, hosts[index].platform.tag)
+        if code is None:
+            continue
+        cubin, jit = gpu_code_for(code[0], code[1], cc)
+        has = cubin or (f"{jit} PTX" if jit else None)
+        if has:
+            said.append(f"{build.ort_version} has {has}" + (f" for {cc}" if len(missing) > 1 else ""))
+    return ", ".join(_unique(said))
 
 
 def _why_preferred(chosen: _Verdict, loser: _Verdict) -> str:
@@ -1241,10 +1511,11 @@ def _no_plan(verdicts: list[_Verdict], hosts: tuple[HostFacts, ...], request: Re
         if (request.ort or request.cuda)
         else ""
     )
+    would = _what_would_run(verdicts, hosts)
     if len(hosts) == 1:
         message = f"no onnxruntime-gpu build{pinned} runs on this host"
         first = verdicts[0].problems[0] if verdicts and verdicts[0].problems else ""
-        hint = f"the newest candidate: {first}" if first else None
+        hint = "\n      ".join(([f"the newest candidate: {first}"] if first else []) + would) or None
         return NoCompatiblePlan(message, rejected=rejected, hint=hint)
     counts = [sum(1 for v in verdicts if i in v.blocking_hosts) for i in range(len(hosts))]
     worst = max(counts)
@@ -1253,7 +1524,36 @@ def _no_plan(verdicts: list[_Verdict], hosts: tuple[HostFacts, ...], request: Re
         f"no onnxruntime-gpu build{pinned} runs on all {len(hosts)} hosts; {' and '.join(blockers)} "
         f"{'blocks' if len(blockers) == 1 else 'block'} it"
     )
-    return NoCompatiblePlan(message, rejected=rejected, hint="plan for the blocking host separately, or upgrade it")
+    hint = "\n      ".join(["plan for the blocking host separately, or upgrade it", *would])
+    return NoCompatiblePlan(message, rejected=rejected, hint=hint)
+
+
+def _what_would_run(verdicts: list[_Verdict], hosts: tuple[HostFacts, ...]) -> list[str]:
+    """For GPUs no candidate holds code for: the builds whose wheels do have it (rejected for other reasons),
+    and the source build that would."""
+    lacking = sorted({cc for v in verdicts for _, cc in v.missing_code}, key=vtuple)
+    lines = []
+    for cc in lacking:
+        with_code = [
+            v
+            for v in verdicts
+            if cc not in {c for _, c in v.missing_code}
+            and all(build_gpu_code(v.build, h.platform.tag) is not None for h in hosts)
+        ]
+        if with_code:
+            older = with_code[0]
+            lines.append(
+                f"{short_label(older.build)} holds GPU code for compute capability {cc}, but "
+                f"{'; '.join(older.problems) or 'it was not chosen'}"
+            )
+        digits = cc.replace(".", "")
+        lines.append(
+            f"no release's wheels hold code that runs on compute capability {cc}: build onnxruntime from source "
+            f"for it (./build.sh --use_cuda --cmake_extra_defines CMAKE_CUDA_ARCHITECTURES={digits})"
+            if not with_code
+            else f"or build onnxruntime from source for it (CMAKE_CUDA_ARCHITECTURES={digits})"
+        )
+    return lines
 
 
 def _unique(items: list[str]) -> list[str]:

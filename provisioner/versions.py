@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 _NUMERIC = re.compile(r"^\d+(\.\d+)*$")
+# a Python version as `--python` takes it: 3.12, 3.12.4, 3.13t (free-threaded); ASCII digits (see validate.py)
+PYTHON_VERSION = re.compile(r"^(\d{1,2})\.(\d{1,2})(?:\.\d{1,3})?(t?)$", re.ASCII)
 _RELEASE = re.compile(r"^(\d+(?:\.\d+)*)")
 
 

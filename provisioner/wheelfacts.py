@@ -11,22 +11,27 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from provisioner.platforms import LEGACY_MANYLINUX
 from provisioner.standalone.elf import ElfError, read_dynamic_bytes
 from provisioner.standalone.libnames import is_system_library
-from provisioner.ziprange import RangeSource, ZipEntry, central_directory, read_member
+from provisioner.ziprange import RangeSource, ZipEntry, central_directory, read_member, stream_member
 
 BUILD_INFO = "onnxruntime/capi/build_and_package_info.py"
 INIT = "onnxruntime/__init__.py"
 CUDA_PROVIDER = "onnxruntime/capi/libonnxruntime_providers_cuda.so"
 TENSORRT_PROVIDER = "onnxruntime/capi/libonnxruntime_providers_tensorrt.so"
 PROVIDER_PREFIX_BYTES = 4_000_000  # the dynamic string table sits in the first MBs of the library
+# an execution provider's library in a wheel (1.11's Windows wheels keep them under *.data/purelib/)
+_PROVIDER_MEMBER = re.compile(
+    r"^(?:[^/]+\.data/(?:purelib|platlib)/)?onnxruntime/capi/(?:lib)?onnxruntime_providers_(\w+)\.(?:so|dll)$"
+)
+NOT_A_PROVIDER = frozenset({"shared"})  # onnxruntime_providers_shared: the bridge every provider loads
 
 _SONAME = re.compile(rb"(?<=\x00)(lib[A-Za-z0-9_+\-]+\.so(?:\.[0-9]+)*)(?=\x00)")
 _WHEEL_NAME = re.compile(
     r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-(?P<build>\d[^-]*))?-(?P<python>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$"
 )
 _MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(x86_64|aarch64)$")
-_LEGACY_MANYLINUX = {"manylinux2014": "2.17", "manylinux2010": "2.12", "manylinux1": "2.5"}
 
 
 @dataclass(frozen=True)
@@ -108,7 +113,7 @@ def _platform(tags: str) -> tuple[str, str | None]:
             floors.append((int(modern.group(1)), int(modern.group(2))))
             arch = modern.group(3)
             continue
-        for legacy, floor in _LEGACY_MANYLINUX.items():
+        for legacy, floor in LEGACY_MANYLINUX.items():
             if tag.startswith(legacy + "_"):
                 major, minor = floor.split(".")
                 floors.append((int(major), int(minor)))
@@ -222,3 +227,52 @@ def _provider_libs(source: RangeSource, entries: dict[str, ZipEntry], name: str)
     if libs is None:
         return None
     return tuple(lib for lib in libs if lib != own and not lib.startswith("libonnxruntime"))
+
+
+def provider_members(entries: dict[str, ZipEntry]) -> dict[str, ZipEntry]:
+    """provider ("cuda", "tensorrt") -> its library's member, from a wheel's central directory."""
+    found: dict[str, ZipEntry] = {}
+    for name, entry in entries.items():
+        match = _PROVIDER_MEMBER.match(name)
+        if match and match.group(1) not in NOT_A_PROVIDER:
+            found.setdefault(match.group(1), entry)
+    return dict(sorted(found.items()))
+
+
+@dataclass(frozen=True)
+class ProviderRead:
+    """One provider library of a wheel, read in one streamed pass (standalone/fatbin.py)."""
+
+    provider: str
+    member: str
+    size: int
+    crc32: int
+    needs: tuple[str, ...] | None  # DT_NEEDED / PE imports; None: not readable
+    delay_loads: tuple[str, ...]
+    kernels: tuple[str, ...]  # sm_75 ...
+    ptx: tuple[str, ...]  # compute_90 ...
+    notes: tuple[str, ...] = ()
+
+
+def read_provider(source: RangeSource, entry: ZipEntry, provider: str) -> ProviderRead:
+    """Stream-decompress one provider library out of the wheel and read its GPU code and imports (nothing is
+    stored: the bytes pass once, front to back)."""
+    from provisioner.standalone.fatbin import read_library
+
+    code = read_library(stream_member(source, entry), entry.size)
+    notes = list(code.notes)
+    if code.blobs_outside:
+        notes.append(f"{code.blobs_outside} fatbin blobs outside the GPU-code section were not counted")
+    if code.other:
+        notes.append(f"other fatbin entries: {' '.join(code.other)}")
+    return ProviderRead(
+        provider=provider,
+        member=entry.name,
+        size=entry.size,
+        crc32=entry.crc32,
+        needs=tuple(code.needed) if code.needed is not None else None,
+        delay_loads=tuple(code.delay_loaded),
+        kernels=tuple(code.kernels),
+        ptx=tuple(code.ptx),
+        notes=tuple(notes),
+    )

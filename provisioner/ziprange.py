@@ -13,7 +13,10 @@ import struct
 import time
 import zlib
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _EOCD_SIG = b"PK\x05\x06"
 _EOCD64_LOCATOR_SIG = b"PK\x06\x07"
@@ -44,6 +47,7 @@ class ZipEntry:
     compressed_size: int
     size: int
     header_offset: int
+    crc32: int = 0  # of the uncompressed content: equal CRC and size across wheels => the same library
 
 
 class BytesSource:
@@ -102,6 +106,23 @@ class HttpRangeSource:
         except (IndexError, ValueError) as exc:
             raise ZipRangeError(f"{self.url}: no total size in Content-Range {content_range!r}") from exc
 
+    def iter_range(self, offset: int, length: int, chunk: int = 1 << 20) -> Iterator[bytes]:
+        """Bytes [offset, offset+length) as they arrive, in one streamed request (nothing is stored)."""
+        if length <= 0:
+            return
+        end = min(offset + length, self.size) - 1
+        response = self._get({"Range": f"bytes={offset}-{end}"}, stream=True)
+        with response:
+            if response.status_code != 206:
+                raise ZipRangeError(f"{self.url}: range request answered HTTP {response.status_code}")
+            got = 0
+            for data in response.iter_content(chunk):
+                got += len(data)
+                self.bytes_read += len(data)
+                yield data
+        if got != end - offset + 1:
+            raise ZipRangeError(f"{self.url}: streamed {got} of {end - offset + 1} bytes")
+
     def read(self, offset: int, length: int) -> bytes:
         if length <= 0:
             return b""
@@ -145,12 +166,12 @@ def _parse_directory(directory: bytes, count: int) -> dict[str, ZipEntry]:
         if directory[pos : pos + 4] != _CDIR_SIG:
             raise ZipRangeError(f"bad central directory entry at byte {pos}")
         fields = struct.unpack("<4sHHHHHHIIIHHHHHII", directory[pos : pos + 46])
-        method, csize, usize = fields[4], fields[8], fields[9]
+        method, crc, csize, usize = fields[4], fields[7], fields[8], fields[9]
         name_len, extra_len, comment_len, offset = fields[10], fields[11], fields[12], fields[16]
         name = directory[pos + 46 : pos + 46 + name_len].decode("utf-8", "replace")
         extra = directory[pos + 46 + name_len : pos + 46 + name_len + extra_len]
         usize, csize, offset = _zip64_extra(extra, usize, csize, offset)
-        entries[name] = ZipEntry(name, method, csize, usize, offset)
+        entries[name] = ZipEntry(name, method, csize, usize, offset, crc)
         pos += 46 + name_len + extra_len + comment_len
     return entries
 
@@ -199,6 +220,43 @@ def read_member(source: RangeSource, entry: ZipEntry, max_bytes: int | None = No
         fetched += take
         chunk *= 2
     return bytes(out[:max_bytes])
+
+
+def _compressed_chunks(source: RangeSource, start: int, length: int, chunk: int) -> Iterator[bytes]:
+    stream = getattr(source, "iter_range", None)
+    if stream is not None:
+        yield from stream(start, length, chunk)
+        return
+    for at in range(start, start + length, chunk):
+        yield source.read(at, min(chunk, start + length - at))
+
+
+def stream_member(source: RangeSource, entry: ZipEntry, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """The member's decompressed bytes, front to back, as they arrive: a 500 MB library is read without being
+    stored (one streamed range request where the source can stream, else `chunk`-sized reads)."""
+    header = source.read(entry.header_offset, 30)
+    if header[:4] != _LOCAL_SIG:
+        raise ZipRangeError(f"{entry.name}: bad local file header")
+    name_len, extra_len = struct.unpack("<HH", header[26:30])
+    start = entry.header_offset + 30 + name_len + extra_len
+    if entry.method == 0:
+        yield from _compressed_chunks(source, start, entry.size, chunk)
+        return
+    if entry.method != 8:
+        raise ZipRangeError(f"{entry.name}: unsupported compression method {entry.method}")
+    inflater = zlib.decompressobj(-15)
+    crc = 0
+    for data in _compressed_chunks(source, start, entry.compressed_size, chunk):
+        out = inflater.decompress(data)
+        if out:
+            crc = zlib.crc32(out, crc)
+            yield out
+    tail = inflater.flush()
+    if tail:
+        crc = zlib.crc32(tail, crc)
+        yield tail
+    if entry.crc32 and crc != entry.crc32:
+        raise ZipRangeError(f"{entry.name}: CRC-32 mismatch after decompression")
 
 
 def read_members(

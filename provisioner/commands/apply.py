@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from provisioner.commands.options import (
     PLANNING_FLAGS,
@@ -15,12 +14,16 @@ from provisioner.commands.options import (
     planning_flags_given,
     refuse_beside_saved_plan,
 )
-from provisioner.errors import BadInput
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import typer
 
+    from provisioner.facts import HostFacts
+    from provisioner.installer.events import Event, Watch
     from provisioner.plan import Plan
+    from provisioner.probe.packages import PackagesReport
     from provisioner.render.apply import Applied, Downloaded
 
 APPLY_HELP = f"""Install the planned onnxruntime-gpu build, all or nothing, then prove it with verify.
@@ -38,6 +41,11 @@ pick the target, the package sources and the run (--python, --venv, --index-url,
 ...) are honoured, and every other planning flag ({{refused}}) is refused; beside --wheelhouse, such a flag
 makes a new plan instead.
 
+On a machine without an NVIDIA driver (a Docker build, CI), the CUDA session cannot run: the install is
+checked statically (every library the CUDA provider needs resolves), kept, and that is a success (exit 0),
+with a verdict line that says what was and was not proven; --require-gpu-verify makes it a failure.
+--dry-run goes through the same checks and lists the same commands, and stops before the first change.
+
 {PLANNING_HELP}
 
 Examples:
@@ -51,9 +59,9 @@ Examples:
   ortprov download --dest wheels/ --host gpu.json      # with network ...
   ortprov apply --wheelhouse wheels/ --venv /opt/env -y  # ... air-gapped
 
-Exit codes: 0 installed and verified, 1 failed or verification failed (environment restored, unless
---keep or this machine has no NVIDIA driver: then say so), 2 bad input, 3 no compatible plan, 130/143
-interrupted (environment restored)."""
+Exit codes (README): 0 installed and verified as far as this machine can, 1 a step or the verification
+failed (environment restored, or kept with --keep), 2 bad input, 3 no compatible plan, 128+N interrupted
+by signal N (130: Ctrl-C; environment restored)."""
 
 DOWNLOAD_HELP = f"""Download every wheel a plan installs into a folder (a wheelhouse), for any Python and platform.
 
@@ -79,54 +87,21 @@ APPLY_HELP = APPLY_HELP.replace(
 )
 
 
-def options_for_target(
-    options: PlanningOptions, target_python: str | None, target_minor: str | None
-) -> PlanningOptions:
-    """Plan for the target: probe its interpreter, unless host files or flags describe the machine."""
-    from dataclasses import replace
+@dataclass(frozen=True)
+class PlanSource:
+    """What apply plans from, read before anything is touched: a saved plan (--plan FILE, or a wheelhouse's
+    plan.json), or the planning options (a fresh plan for the target, made under the lock)."""
 
-    from provisioner.commands.planning import describes_machine
-
-    if options.host_files or describes_machine(options):
-        if options.python_version is None and target_minor and not options.host_files:
-            return replace(options, python_version=target_minor)
-        return options
-    return replace(options, target_python=target_python)
+    saved: Plan | None
+    options: PlanningOptions
 
 
-def read_plan_file(path: Path) -> Plan:
-    """A plan saved by `ortprov plan --json` (or by `ortprov download` next to its wheels)."""
-    import json
-
-    from provisioner.plan import Plan
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInput(
-            f"plan file {str(path)!r} does not exist",
-            hint="create one with `ortprov plan --json > plan.json`",
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"cannot read plan file {str(path)!r}: {exc}") from None
-    if isinstance(data, dict) and "error" in data and "steps" not in data:
-        raise BadInput(f"plan file {str(path)!r} holds an error, not a plan: {data['error']}")
-    try:
-        return Plan.from_dict(data)
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise BadInput(
-            f"plan file {str(path)!r} is malformed: {exc}", hint="re-create it with `ortprov plan --json`"
-        ) from None
-
-
-def plan_source(
-    plan_file: Path | None, wheelhouse: Path | None, options: PlanningOptions
-) -> Callable[[str | None, str | None], Plan]:
-    """How apply gets the plan once the target is known: --plan FILE, else the wheelhouse's plan.json (when no
-    planning flag asks for another), else a fresh plan for the target. A saved plan's removals are read from
-    the target; a planning flag beside --plan, or a plan file that cannot be read, is refused here, before
-    anything is touched."""
+def plan_source(plan_file: Path | None, wheelhouse: Path | None, options: PlanningOptions) -> PlanSource:
+    """--plan FILE, else the wheelhouse's plan.json (when no planning flag asks for another), else a fresh plan.
+    A planning flag beside --plan, or a plan file that cannot be read, is refused here, before anything is
+    touched."""
     from provisioner.installer.wheelhouse import PLAN_FILE
+    from provisioner.userfiles import read_plan_file
 
     saved: Plan | None = None
     if plan_file is not None:
@@ -134,38 +109,37 @@ def plan_source(
         saved = read_plan_file(plan_file)
     elif wheelhouse is not None and (wheelhouse / PLAN_FILE).is_file():
         saved = None if planning_flags_given(options, APPLY_TARGET) else read_plan_file(wheelhouse / PLAN_FILE)
-
-    def get(target_python: str | None, target_minor: str | None) -> Plan:
-        if saved is not None:
-            return for_target(saved, target_python)
-        planning = options_for_target(options, target_python, target_minor)
-        return for_target(fresh_plan(planning, "apply"), target_python)
-
-    return get
+    return PlanSource(saved, options)
 
 
-def for_target(plan: Plan, target_python: str | None) -> Plan:
-    """The plan with what it removes read from the target's installed distributions (planner.retarget): a
-    saved plan, or one made from flags or host files, knows the host, not this environment. No target yet (a
-    venv to be created): nothing to remove."""
-    from provisioner.errors import OrtprovError
+def plan_for_target(source: PlanSource, report: PackagesReport) -> Plan:
+    """The plan for the target apply holds locked and has read (`report`, its one probe): a saved plan, or one
+    made from flags or host files, with what it removes read from the target (planner.retarget); else a plan
+    made for the target itself from that same report."""
     from provisioner.planner import retarget
-    from provisioner.probe.target import inspect
 
-    if target_python is None:
-        return retarget(plan, ())
-    report = inspect(target_python)
-    if report.python is None:
-        raise OrtprovError(
-            f"cannot read what {target_python} has installed, so the saved plan cannot be checked against it: "
-            + "; ".join(report.errors),
-            hint="run `ortprov detect --python PATH` to see why",
-        )
-    return retarget(plan, (report,))
+    if source.saved is not None:
+        return retarget(source.saved, (report,))
+    return retarget(fresh_plan(options_for_target(source.options, report), "apply", report), (report,))
 
 
-def fresh_plan(options: PlanningOptions, command: str) -> Plan:
-    """Plan with the shipped (or refreshed) matrix, its notices on stderr."""
+def options_for_target(options: PlanningOptions, report: PackagesReport) -> PlanningOptions:
+    """Plan for the target, unless host files or flags describe the machine (then only its Python version)."""
+    from dataclasses import replace
+
+    from provisioner.commands.planning import describes_machine
+
+    minor = report.python.minor if report.python is not None else None
+    if options.host_files or describes_machine(options):
+        if options.python_version is None and minor and not options.host_files:
+            return replace(options, python_version=minor)
+        return options
+    return replace(options, target_python=report.interpreter)
+
+
+def fresh_plan(options: PlanningOptions, command: str, report: PackagesReport | None = None) -> Plan:
+    """Plan with the shipped (or refreshed) matrix, its notices on stderr. `report`: the target already read
+    (apply's), so that it is not probed again."""
     from provisioner.commands.planning import plan_for
     from provisioner.matrix.load import load_matrix
     from provisioner.render.output import note
@@ -173,13 +147,40 @@ def fresh_plan(options: PlanningOptions, command: str) -> Plan:
     matrix = load_matrix()
     for notice in matrix.notices:
         note(notice)
-    return plan_for(options, matrix, command=command)
+    detect = None
+    if report is not None:
+        from provisioner.probe import detect_host
+
+        def detect(python: str | None = None) -> HostFacts:
+            return detect_host(python, report=report)
+
+    return plan_for(options, matrix, detect=detect, command=command)
 
 
-def _confirm_fn() -> Any:
-    if not sys.stdin.isatty():
-        return None
-    return lambda question: typer.confirm(question, default=False, err=True)
+class Console:
+    """apply's and download's listener on the command line (installer/events.Listener): each event's line on
+    stderr (render/apply.py words it), the question asked on the terminal, the installer's status line drawn
+    there."""
+
+    def tell(self, event: Event) -> None:
+        from provisioner.render.apply import event_line
+        from provisioner.render.output import progress
+
+        line = event_line(event)
+        if line:
+            progress(line)
+
+    def ask(self, question: str) -> bool | None:
+        if not sys.stdin.isatty():
+            return None
+        import typer
+
+        return bool(typer.confirm(question, default=False, err=True))
+
+    def watch(self, pid: int) -> Watch | None:
+        from provisioner.installer.progress import watch
+
+        return watch(pid, sys.stderr)
 
 
 def register(app: typer.Typer) -> None:
@@ -202,35 +203,40 @@ def apply(
     yes: bool,
     no_verify: bool,
     verify_static: bool,
+    require_gpu_verify: bool,
     timeout: float,
     keep: bool,
     verbose: bool,
     json_output: bool,
 ) -> Applied:
-    """Install the plan in a venv, transactionally, then verify."""
-    from provisioner.installer.flow import run_apply
+    """Install the plan in a venv, transactionally, then verify: find the target, open it (lock, settle, read
+    it once), plan for it, carry the plan out (installer/flow.py)."""
+    from provisioner.installer.flow import ApplySettings, Sources, carry_out, find_target, opened
     from provisioner.render.apply import Applied
 
-    result, report = run_apply(
-        plan_source(plan_file, wheelhouse, planning),
+    source = plan_source(plan_file, wheelhouse, planning)
+    settings = ApplySettings(
         venv=venv,
         python=planning.target_python,
         python_version=planning.python_version,
-        system=system,
         installer=installer,
-        index_url=index_url,
-        extra_index_urls=tuple(extra_index_url or ()),
-        find_links=tuple(find_links or ()),
-        wheelhouse=wheelhouse,
+        sources=Sources(index_url, tuple(extra_index_url or ()), tuple(find_links or ()), wheelhouse),
+        system=system,
         dry_run=dry_run,
         yes=yes,
         verify=None if no_verify else ("static" if verify_static else "session"),
         verify_timeout=timeout,
-        verbose=verbose,
-        confirm=_confirm_fn(),
         keep=keep,
+        require_gpu_verify=require_gpu_verify,
+        verbose=verbose,
     )
-    return Applied(result, report)
+    console = Console()
+    where = find_target(settings)
+    with opened(where, settings, console) as target:
+        with target.interruptible():
+            plan = plan_for_target(source, target.report)
+        outcome = carry_out(target, plan, settings, console)
+    return Applied(outcome.apply, outcome.verify, outcome.verdict)
 
 
 def download(
@@ -247,6 +253,7 @@ def download(
     from provisioner.commands.options import make_folder
     from provisioner.installer.flow import run_download
     from provisioner.render.apply import Downloaded
+    from provisioner.userfiles import read_plan_file
 
     if plan_file is not None:
         # --python X.Y and --platform say which wheels to fetch; every other planning flag is refused
@@ -257,6 +264,7 @@ def download(
     make_folder("--dest", dest)
     wheelhouse = run_download(
         plan,
+        Console(),
         dest=dest,
         python_version=planning.python_version,
         platform=planning.platform,

@@ -116,8 +116,15 @@ def update(
     """Add the releases that are new on the index to the cached matrix."""
     from provisioner.matrix.refresh import update_matrix
     from provisioner.render.matrix import UpdateOutcome
+    from provisioner.render.output import note
 
-    result = update_matrix(index_url=matrix_index_url, timeout=http_timeout, retries=retries, limit=limit)
+    result = update_matrix(
+        index_url=matrix_index_url,
+        timeout=http_timeout,
+        retries=retries,
+        limit=limit,
+        progress=lambda line: note(line, "reading"),
+    )
     if not json_output:
         from provisioner.render.output import note
 

@@ -18,15 +18,19 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from provisioner.errors import BadInput, OrtprovError
+from provisioner.errors import BadInput
+from provisioner.facts import PLATFORM_TAGS
 from provisioner.render import DOCKERFILE_BASES, RECIPE_FORMATS
+from provisioner.validate import ascii_digits, duration, whole_number
+from provisioner.versions import PYTHON_VERSION
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Collection
+
     from provisioner.render.output import Result
 
 NONE_WORDS = ("none", "no")
@@ -34,11 +38,14 @@ CUDA_LIBRARY_SOURCES = ("wheels", "system")
 PLAN_FORMATS = ("text", "json", *RECIPE_FORMATS)  # text and json: the plan itself; the others: a recipe
 PROVIDERS = ("cuda", "tensorrt")
 INSTALLERS = ("auto", "uv", "pip", "conda")
+INDEX_SCHEMES = ("http", "https", "file")  # what pip and uv take as an index URL
 
-_DRIVER = re.compile(r"^\d{2,4}(\.\d{1,3}){0,2}$")
-_CC = re.compile(r"^\d{1,2}\.\d$")
-_PYTHON_VERSION = re.compile(r"^(\d+)\.(\d{1,2})(?:\.\d{1,3})?(t?)$")
-_CUDA = re.compile(r"^\d{1,2}(\.\d{1,2})?$")
+# ASCII digits: a value is first read through validate.ascii_digits (`８.６` is 8.6), then held to these
+_DRIVER = re.compile(r"^\d{2,4}(\.\d{1,3}){0,2}$", re.ASCII)
+_CC = re.compile(r"^\d{1,2}\.\d$", re.ASCII)
+_PYTHON_VERSION = PYTHON_VERSION
+_CUDA = re.compile(r"^\d{1,2}(\.\d{1,2})?$", re.ASCII)
+_GLIBC = re.compile(r"^2\.\d{1,2}$", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -64,11 +71,18 @@ class PlanningOptions:
 # -- the checks: BadInput (one line naming the flag, a hint with examples) ----------------------------------
 
 
+def _folded(value: str | None) -> str | None:
+    """A version-like value as the ASCII digits it shows (`８.６` -> 8.6), stripped."""
+    return None if value is None else ascii_digits(value).strip()
+
+
 def python_version_parts(value: str) -> tuple[str, str, bool]:
     """("3", "12", free-threaded) of a version given to --python; BadInput unless it is a Python 3 version."""
-    match = _PYTHON_VERSION.match(value.strip())
+    match = _PYTHON_VERSION.match(ascii_digits(value).strip())
     if not match:
-        raise BadInput(f"--python {value!r} is not a Python version", hint="examples: --python 3.12, --python 3.13t")
+        raise BadInput(
+            f"--python {_shown(value)} is not a Python version", hint="examples: --python 3.12, --python 3.13t"
+        )
     major, minor, free = match.group(1), match.group(2), match.group(3)
     if major != "3":
         raise BadInput(f"--python {value}: onnxruntime-gpu has wheels only for Python 3", hint="example: --python 3.12")
@@ -80,59 +94,72 @@ def split_python_option(value: str | None) -> tuple[str | None, str | None]:
     ("/opt/venv/bin/python", "python3.12"): (version, path). What parses as a version is a version."""
     if value is None:
         return None, None
-    text = value.strip()
+    text, folded = value.strip(), ascii_digits(value).strip()
     if not text:
         raise BadInput("--python is empty", hint="pass a version (--python 3.12) or an interpreter path")
-    if _PYTHON_VERSION.match(text):
-        python_version_parts(text)
-        return text, None
-    if re.match(r"^\d", text):
-        raise BadInput(f"--python {value!r} is not a Python version", hint="examples: --python 3.12, --python 3.13t")
+    if _PYTHON_VERSION.match(folded):
+        python_version_parts(folded)
+        return folded, None
+    if re.match(r"^\d", folded, re.ASCII):
+        raise BadInput(
+            f"--python {_shown(value)} is not a Python version", hint="examples: --python 3.12, --python 3.13t"
+        )
     return None, text
 
 
-def _check_driver(value: str | None) -> None:
-    if value is not None and value.strip().lower() not in NONE_WORDS and not _DRIVER.match(value.strip()):
+def _check_driver(value: str | None) -> str | None:
+    folded = _folded(value)
+    if folded is not None and folded.lower() not in NONE_WORDS and not _DRIVER.match(folded):
         raise BadInput(
-            f"--driver {value!r} is not an NVIDIA driver version",
+            f"--driver {_shown(value)} is not an NVIDIA driver version",
             hint="examples: --driver 535.104.05, --driver 580, --driver none (no driver on that machine)",
         )
+    return folded
 
 
-def _check_gpu_cc(value: str | None) -> None:
-    if value is None or value.strip().lower() in NONE_WORDS:
-        return
-    if not all(_CC.match(part.strip()) for part in value.split(",")):
+def _check_gpu_cc(value: str | None) -> str | None:
+    folded = _folded(value)
+    if folded is None or folded.lower() in NONE_WORDS:
+        return folded
+    if not all(_CC.match(part.strip()) for part in folded.split(",")):
         raise BadInput(
-            f"--gpu-cc {value!r} is not a compute capability",
+            f"--gpu-cc {_shown(value)} is not a compute capability",
             hint="examples: --gpu-cc 8.6, --gpu-cc 8.0,9.0 (two GPUs), --gpu-cc none",
         )
+    return ",".join(part.strip() for part in folded.split(","))
 
 
-def _check_platform(value: str | None) -> None:
-    from provisioner.facts import PLATFORM_TAGS
-
-    if value is not None and value not in PLATFORM_TAGS:
-        raise BadInput(f"unknown platform {value!r}", hint=f"use one of: {', '.join(PLATFORM_TAGS)}")
-
-
-def _check_ort(value: str | None) -> None:
-    if value is None:
-        return
+def _check_ort(value: str | None) -> str | None:
+    folded = _folded(value)
+    if folded is None:
+        return None
     from provisioner.versions import ort_matcher
 
     try:
-        ort_matcher(value)
+        ort_matcher(folded)
     except ValueError:
         raise BadInput(
-            f"--ort {value!r} is not a version or specifier",
+            f"--ort {_shown(value)} is not a version or specifier",
             hint="examples: --ort 1.20, --ort 1.20.1, --ort '>=1.18,<1.21'",
         ) from None
+    return folded
 
 
-def _check_cuda(value: str | None) -> None:
-    if value is not None and not _CUDA.match(value.strip()):
-        raise BadInput(f"--cuda {value!r} is not a CUDA version", hint="examples: --cuda 12, --cuda 12.4")
+def _check_cuda(value: str | None) -> str | None:
+    folded = _folded(value)
+    if folded is not None and not _CUDA.match(folded):
+        raise BadInput(f"--cuda {_shown(value)} is not a CUDA version", hint="examples: --cuda 12, --cuda 12.4")
+    return folded
+
+
+def _check_glibc(value: str | None) -> str | None:
+    folded = _folded(value)
+    if folded is not None and not _GLIBC.match(folded):
+        raise BadInput(
+            f"--glibc {_shown(value)} is not a glibc version",
+            hint="examples: --glibc 2.28, --glibc 2.35 (`ldd --version` on the target says it)",
+        )
+    return folded
 
 
 def _check_tensorrt_libraries(value: str | None) -> None:
@@ -153,35 +180,132 @@ def _check_tensorrt_index_url(value: str | None) -> None:
         )
 
 
-def _one_of(choices: tuple[str, ...], message: str) -> Callable[[Any], None]:
-    """A check that the value is one of `choices`; `message` names the flag, {!r} the value."""
+class _OneOf:
+    """A check that the value is one of `choices` (`message` names the flag, {!r} the value); the choices are
+    also what the shell completes for the option (`Declared.parameters`)."""
 
-    def check(value: str | None) -> None:
-        if value is not None and value not in choices:
-            raise BadInput(message.format(value), hint=f"use one of: {', '.join(choices)}")
+    def __init__(self, choices: tuple[str, ...], message: str) -> None:
+        self.choices = choices
+        self.message = message
+
+    def __call__(self, value: str | None) -> None:
+        if value is not None and value not in self.choices:
+            raise BadInput(self.message.format(value), hint=f"use one of: {', '.join(self.choices)}")
+
+    def complete(self, incomplete: str) -> list[str]:
+        return [choice for choice in self.choices if choice.startswith(incomplete)]
+
+
+def _one_of(choices: tuple[str, ...], message: str) -> _OneOf:
+    return _OneOf(choices, message)
+
+
+def _positive(flag: str) -> Callable[[Any], float]:
+    """Seconds (a timeout, a budget): finite, positive, at most validate.MAX_SECONDS (a day)."""
+
+    def check(value: float) -> float:
+        return duration(value, flag)
 
     return check
 
 
-def _positive(flag: str) -> Callable[[Any], None]:
-    def check(value: float) -> None:
-        if not value > 0:
-            raise BadInput(f"{flag} must be positive, got {value}", hint=f"example: {flag} 60")
-
-    return check
-
-
-def _at_least(flag: str, floor: int) -> Callable[[Any], None]:
+def _between(flag: str, low: int, high: int) -> Callable[[Any], None]:
     def check(value: int | None) -> None:
-        if value is not None and value < floor:
-            raise BadInput(f"{flag} must be at least {floor}, got {value}")
+        if value is not None and not low <= value <= high:
+            raise BadInput(f"{flag} must be between {low} and {high}, got {value}", hint=f"example: {flag} {low + 1}")
+
+    return check
+
+
+def _url(flag: str, schemes: tuple[str, ...]) -> Callable[[Any], None]:
+    """A URL (or each of a repeated option's) with one of `schemes`: an index is named by its URL."""
+    pattern = re.compile(rf"^({'|'.join(schemes)})://\S+$", re.IGNORECASE)
+
+    def check(value: str | list[str] | None) -> None:
+        for each in value if isinstance(value, list) else [value]:
+            if each is not None and not pattern.match(each):
+                said = ", ".join(f"{scheme}://" for scheme in schemes[:-1]) + f" or {schemes[-1]}://"
+                raise BadInput(
+                    f"{flag} {_shown(each)} is not a URL ({said})", hint=f"e.g. {flag} https://pypi.org/simple/"
+                )
 
     return check
 
 
 def _http_url(value: str) -> None:
-    if not re.match(r"^https?://", value):
-        raise BadInput(f"--index-url {value!r} is not an http(s) URL", hint="e.g. --index-url https://pypi.org/simple/")
+    _url("--index-url", ("http", "https"))(value)
+
+
+def _not_empty(flag: str, what: str) -> Callable[[Any], None]:
+    """A value that names something (`what`: "folder", "interpreter"): refused when empty or blank."""
+
+    def check(value: str | list[str] | None) -> None:
+        for each in value if isinstance(value, list) else [value]:
+            if each is not None and not each.strip():
+                raise BadInput(f"{flag} is empty: it names no {what}", hint=f"name one, or leave {flag} out")
+
+    return check
+
+
+def _path(flag: str, what: str, then: Callable[[Path], None] | None = None) -> Callable[[Any], Path | None]:
+    """A path option: refused when empty (typer would read '' as '.', this folder), else a Path (checked by
+    `then`)."""
+
+    def check(value: str | None) -> Path | None:
+        if value is None:
+            return None
+        from provisioner.userfiles import expand_user
+
+        _not_empty(flag, what)(value)
+        expand_user(value, flag)  # a `~user` without that user is refused here, not deep in the installer
+        path = Path(value)
+        if then is not None:
+            then(path)
+        return path
+
+    return check
+
+
+def _model(flag: str) -> Callable[[Any], str | None]:
+    """A model file (the child that runs it reads it): a regular file (userfiles.model_file)."""
+
+    def check(value: str | None) -> str | None:
+        from provisioner.userfiles import model_file
+
+        return None if value is None else model_file(value, flag)
+
+    return check
+
+
+def _dims(values: list[str] | None) -> dict[str, int]:
+    """`--dim batch=1 --dim seq=128` -> {"batch": 1, "seq": 128}; BadInput on anything else."""
+    dims: dict[str, int] = {}
+    for value in values or []:
+        name, sep, size = value.partition("=")
+        name = name.strip()
+        hint = "size a dynamic input dimension: --dim batch=1"
+        if not sep or not name:
+            raise BadInput(f"--dim {_shown(value)} is not NAME=N", hint=hint)
+        try:
+            dims[name] = whole_number(size, f"--dim {name}", 1, 2**31 - 1)
+        except ValueError as exc:
+            raise BadInput(str(exc), hint=hint) from None
+    return dims
+
+
+# what a value must not look like: an option (`--host --json` took `--json` as the host file's name)
+_SHORT_FLAGS = ("-v", "-q", "-y", "-f", "-h")
+
+
+def _refuse_an_option(declared: Declared, name: str, value: Any) -> None:
+    """BadInput when a text value is an option (`--label --json`): the value the flag wanted is missing."""
+    for each in value if isinstance(value, list) else [value]:
+        if isinstance(each, str) and (each.startswith("--") or each in _SHORT_FLAGS):
+            flag = _declared_flag(name)
+            raise BadInput(
+                f"{flag} got {_shown(each)}, an option, as its value: {flag} needs a value",
+                hint=f"write {flag} {declared.metavar or 'VALUE'} (a file whose name starts with -: ./{each})",
+            )
 
 
 def _creatable_folder(flag: str) -> Callable[[Any], None]:
@@ -190,7 +314,13 @@ def _creatable_folder(flag: str) -> Callable[[Any], None]:
     def check(value: Path | None) -> None:
         if value is None:
             return
-        path = value.expanduser().absolute()
+        try:
+            str(value).encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadInput(
+                f"{flag} {_shown(value)} is not a UTF-8 name: venvs and installers need one", hint="pick another name"
+            ) from None
+        path = Path(os.path.expanduser(value)).absolute()
         try:
             path.stat()
         except (FileNotFoundError, NotADirectoryError):
@@ -222,7 +352,7 @@ def _creatable_folder(flag: str) -> Callable[[Any], None]:
     return check
 
 
-def _given_path_error(exc: Exception, values: dict[str, Any]) -> BadInput | None:
+def _given_path_error(exc: BaseException, values: dict[str, Any]) -> BadInput | None:
     """BadInput when `exc` is an OSError about a path the user gave (a name too long, a loop of links, a special
     file system): that path is the mistake, not ortprov."""
     if not isinstance(exc, OSError) or not exc.filename:
@@ -276,7 +406,7 @@ class Declared:
     default: Any  # ... : required
     help: str
     metavar: str | None = None
-    check: Callable[[Any], None] | None = None
+    check: Callable[[Any], Any] | None = None  # BadInput, or None (the value stands), or the value to use
     old_flags: tuple[str, ...] = ()  # former spellings, still read, not shown in the help
     sets: tuple[str, ...] = ()  # planning options: the PlanningOptions fields it sets
     argument: bool = False  # a positional argument (flags: ()), named by its metavar
@@ -287,7 +417,9 @@ class Declared:
 
         if self.argument:
             return [self._parameter(name, typer.Argument(self.default, help=self.help, metavar=self.metavar))]
-        found = [self._parameter(name, typer.Option(self.default, *self.flags, help=self.help, metavar=self.metavar))]
+        complete = getattr(self.check, "complete", None)  # the declared choices complete in the shell
+        option = typer.Option(self.default, *self.flags, help=self.help, metavar=self.metavar, autocompletion=complete)
+        found = [self._parameter(name, option)]
         if self.old_flags:
             old = typer.Option(None, *self.old_flags, metavar=self.metavar, hidden=True)
             found.append(self._parameter(_old(name), old, self.annotation | None))
@@ -302,9 +434,16 @@ class Declared:
         value = values[name]
         if self.old_flags and values.get(_old(name)) is not None:
             value = values[_old(name)]
-        if self.check is not None:
-            self.check(value)
-        return value
+        return self.checked(name, value)
+
+    def checked(self, name: str, value: Any) -> Any:
+        """`value` after its check: BadInput, or the value to use (a check returns None when the value stands,
+        or the value converted: `８.６` read as 8.6, a path as a Path, --dim as sizes)."""
+        _refuse_an_option(self, name, value)
+        if self.check is None:
+            return value
+        converted = self.check(value)
+        return value if converted is None else converted
 
 
 def _old(name: str) -> str:
@@ -351,9 +490,9 @@ PLANNING: dict[str, Declared] = {
         ("--platform",),
         str | None,
         None,
-        "linux-x86_64 | linux-aarch64 | windows-amd64.",
+        " | ".join(PLATFORM_TAGS) + ".",
         "PLATFORM",
-        _check_platform,
+        _one_of(PLATFORM_TAGS, "unknown platform {!r}"),
         sets=("platform",),
     ),
     "ort": Declared(
@@ -435,10 +574,21 @@ OPTIONS: dict[str, Declared] = {
         ("--json",), bool, False, "Print the result as one JSON object on stdout (errors too: docs/json.md)."
     ),
     "verbose": Declared(
-        ("-v", "--verbose"), bool, False, "Say more: every rejected candidate; the installer's output as it runs."
+        ("-v", "--verbose"),
+        bool,
+        False,
+        "Say more: every rejected candidate; the installer's output as it runs; a bug's traceback.",
+    ),
+    "quiet": Declared(
+        ("-q", "--quiet"), bool, False, "Say less: no notes or progress on stderr (the result, and errors, only)."
     ),
     "target": Declared(
-        ("--python",), str | None, None, f"The interpreter (or venv folder) to examine; {TARGET_HELP}.", "PATH"
+        ("--python",),
+        str | None,
+        None,
+        f"The interpreter (or venv folder) to examine; a version (3.12) finds python3.12 on PATH; {TARGET_HELP}.",
+        "PATH",
+        _not_empty("--python", "interpreter"),
     ),
     "timeout": Declared(
         ("--timeout",),
@@ -502,18 +652,19 @@ OPTIONS: dict[str, Declared] = {
     # apply, download
     "plan_file": Declared(
         ("--plan",),
-        Path | None,
+        str | None,
         None,
         "Use a plan saved by `ortprov plan --json` (what it removes is read from the target).",
         "FILE",
+        _path("--plan", "file"),
     ),
     "venv": Declared(
         ("--venv",),
-        Path | None,
+        str | None,
         None,
         "Target venv; created when missing (with --python X.Y's Python, else this one's).",
         "DIR",
-        _creatable_folder("--venv"),
+        _path("--venv", "folder", _creatable_folder("--venv")),
     ),
     "system": Declared(("--system",), bool, False, "Allow an externally managed (PEP 668) interpreter."),
     "installer": Declared(
@@ -524,22 +675,45 @@ OPTIONS: dict[str, Declared] = {
         "|".join(INSTALLERS),
         _one_of(INSTALLERS, "unknown installer {!r}"),
     ),
-    "index_url": Declared(("--index-url",), str | None, None, "Package index for the install steps (a mirror).", "URL"),
+    "index_url": Declared(
+        ("--index-url",),
+        str | None,
+        None,
+        "Package index for the install steps (a mirror).",
+        "URL",
+        _url("--index-url", INDEX_SCHEMES),
+    ),
     "extra_index_url": Declared(
-        ("--extra-index-url",), list[str] | None, None, "Additional index (repeatable).", "URL"
+        ("--extra-index-url",),
+        list[str] | None,
+        None,
+        "Additional index (repeatable).",
+        "URL",
+        _url("--extra-index-url", INDEX_SCHEMES),
     ),
     "find_links": Declared(
-        ("--find-links",), list[str] | None, None, "Also look for wheels here (repeatable).", "DIR|URL"
+        ("--find-links",),
+        list[str] | None,
+        None,
+        "Also look for wheels here (repeatable).",
+        "DIR|URL",
+        _not_empty("--find-links", "folder or URL"),
     ),
     "wheelhouse": Declared(
         ("--wheelhouse",),
-        Path | None,
+        str | None,
         None,
         "Install offline from a folder filled by `ortprov download` (--no-index --find-links DIR; its plan.json "
         "unless flags ask for another plan).",
         "DIR",
+        _path("--wheelhouse", "folder"),
     ),
-    "dry_run": Declared(("--dry-run",), bool, False, "Print the commands and what would change."),
+    "dry_run": Declared(
+        ("--dry-run",),
+        bool,
+        False,
+        "Make the same checks and list the same commands as the real run, with what they would change; change nothing.",
+    ),
     "yes": Declared(("--yes", "-y"), bool, False, "Do not ask before removing or replacing packages."),
     "no_verify": Declared(("--no-verify",), bool, False, "Skip verification after installing."),
     "verify_static": Declared(
@@ -548,26 +722,47 @@ OPTIONS: dict[str, Declared] = {
         False,
         "Verify only that every library the CUDA provider needs resolves (no GPU needed).",
     ),
+    "require_gpu_verify": Declared(
+        ("--require-gpu-verify",),
+        bool,
+        False,
+        "Fail (and restore) unless a CUDA session ran on the GPU: without an NVIDIA driver (a Docker build, CI), "
+        "the static check alone is then not enough.",
+    ),
     "keep": Declared(
         ("--keep",), bool, False, "Keep the installation when its verification fails (default: restore it)."
     ),
     "dest": Declared(
-        ("--dest",), Path, ..., "The wheelhouse folder (created when missing).", "DIR", _creatable_folder("--dest")
+        ("--dest",),
+        str,
+        ...,
+        "The wheelhouse folder (created when missing).",
+        "DIR",
+        _path("--dest", "folder", _creatable_folder("--dest")),
     ),
-    "glibc": Declared(("--glibc",), str | None, None, "Target glibc (default: the plan's host, else 2.28).", "X.Y"),
+    "glibc": Declared(
+        ("--glibc",), str | None, None, "Target glibc (default: the plan's host, else 2.28).", "X.Y", _check_glibc
+    ),
     # verify, doctor
-    "model": Declared(("--model",), str | None, None, "Check your .onnx model instead of the built-in one.", "FILE"),
+    "model": Declared(
+        ("--model",), str | None, None, "Check your .onnx model instead of the built-in one.", "FILE", _model("--model")
+    ),
     "static": Declared(
         ("--static",), bool, False, "Without a GPU: check that every library the provider needs resolves."
     ),
     "dim": Declared(
-        ("--dim",), list[str] | None, None, "Size of a dynamic input dimension of --model (repeatable).", "NAME=N"
+        ("--dim",),
+        list[str] | None,
+        None,
+        "Size of a dynamic input dimension of --model (repeatable).",
+        "NAME=N",
+        _dims,
     ),
     "log": Declared(
         ("--log",), str | None, None, "Explain this error log only (- reads stdin); touches nothing.", "FILE|-"
     ),
     # tune, doctor --model
-    "model_file": Declared((), str, ..., "The .onnx model to measure.", "MODEL", argument=True),
+    "model_file": Declared((), str, ..., "The .onnx model to measure.", "MODEL", _model("MODEL"), argument=True),
     "shape": Declared(
         ("--shape",),
         list[str] | None,
@@ -581,6 +776,7 @@ OPTIONS: dict[str, Declared] = {
         None,
         'The runs, a JSON list of {input: dims}, e.g. [{"x": [1, 3, 640, 480]}, {"x": "1x3x960x736"}].',
         "FILE",
+        _not_empty("--shapes", "file"),
     ),
     "budget": Declared(
         ("--budget",),
@@ -611,10 +807,16 @@ OPTIONS: dict[str, Declared] = {
         "Also measure this .onnx model on the CPU and on CUDA (as `ortprov tune`, --budget seconds) and report "
         "gpu-slower-than-cpu and a faster GPU variant that changes the results.",
         "FILE",
+        _model("--model"),
     ),
     # matrix
     "directory": Declared(
-        ("--dir",), str | None, None, "Validate the matrices/*.yaml in this folder instead of the data in use.", "DIR"
+        ("--dir",),
+        str | None,
+        None,
+        "Validate the matrices/*.yaml in this folder instead of the data in use.",
+        "DIR",
+        _not_empty("--dir", "folder"),
     ),
     "matrix_index_url": Declared(
         ("--index-url",),
@@ -628,9 +830,11 @@ OPTIONS: dict[str, Declared] = {
         ("--timeout",), float, 20.0, "Seconds per HTTP request.", "SECONDS", _positive("--timeout")
     ),
     "retries": Declared(
-        ("--retries",), int, 2, "Retries per HTTP request on timeouts and 5xx.", "N", _at_least("--retries", 0)
+        ("--retries",), int, 2, "Retries per HTTP request on timeouts and 5xx.", "N", _between("--retries", 0, 10)
     ),
-    "limit": Declared(("--limit",), int | None, None, "Only the newest N new releases.", "N", _at_least("--limit", 1)),
+    "limit": Declared(
+        ("--limit",), int | None, None, "Only the newest N new releases.", "N", _between("--limit", 1, 10_000)
+    ),
 }
 # `matrix show` filters with the planning options' own --ort and --cuda: one spelling, one check
 OPTIONS["ort"] = PLANNING["ort"]
@@ -657,11 +861,10 @@ def planning_options(
 ) -> PlanningOptions:
     """The planning flags as one checked PlanningOptions: each flag's own check (PLANNING), `--python` split
     into a version or an interpreter, then the checks across flags. BadInput for the first bad input."""
-    given = locals()
-    for name, declared in PLANNING.items():
-        if declared.check is not None:
-            declared.check(given[name])
-    version, interpreter = split_python_option(python)
+    arguments = dict(locals())  # the parameters are named as the PLANNING declarations
+    given = {name: PLANNING[name].checked(name, value) for name, value in arguments.items()}
+    version, interpreter = split_python_option(given["python"])
+    tensorrt_libraries, tensorrt_index_url = given["tensorrt_libraries"], given["tensorrt_index_url"]
     if tensorrt_index_url and tensorrt_libraries not in (None, "wheels"):
         raise BadInput(
             f"--tensorrt-index-url and --tensorrt-libraries {tensorrt_libraries} exclude each other: an index "
@@ -669,7 +872,9 @@ def planning_options(
             hint="drop one of the two",
         )
     if tensorrt_libraries not in (None, "wheels", "system"):
-        tensorrt_libraries = str(Path(tensorrt_libraries).expanduser().absolute())
+        from provisioner.userfiles import expand_user
+
+        tensorrt_libraries = str(expand_user(tensorrt_libraries, "--tensorrt-libraries").absolute())
     tensorrt = tensorrt or bool(tensorrt_libraries or tensorrt_index_url)
     if host and interpreter:
         raise BadInput(
@@ -677,16 +882,16 @@ def planning_options(
             hint="to set the Python of the host files, pass a version: --python 3.12",
         )
     return PlanningOptions(
-        host_files=tuple(host or ()),
-        driver=driver,
-        gpu_cc=gpu_cc,
+        host_files=tuple(given["host"] or ()),
+        driver=given["driver"],
+        gpu_cc=given["gpu_cc"],
         python_version=version,
-        platform=platform,
-        ort=ort.strip() if ort else ort,
-        cuda=cuda.strip() if cuda else cuda,
+        platform=given["platform"],
+        ort=given["ort"],
+        cuda=given["cuda"],
         tensorrt=tensorrt,
         target_python=interpreter,
-        cuda_libraries=cuda_libraries,
+        cuda_libraries=given["cuda_libraries"],
         loader_hook=not no_loader_hook,
         tensorrt_libraries=tensorrt_libraries,
         tensorrt_index_url=tensorrt_index_url,
@@ -736,6 +941,10 @@ def refuse_beside_saved_plan(options: PlanningOptions, saved: str, honoured: Col
 # -- from declarations to a typer command --------------------------------------------------------------------
 
 
+# The options every command takes, declared once above: what a pip or uv user types everywhere
+EVERY_COMMAND = ("verbose", "quiet")
+
+
 def _declared(name: str) -> dict[str, Declared]:
     """The declarations a command function's parameter stands for."""
     if name == "planning":
@@ -756,14 +965,19 @@ def command(function: Callable[..., Result]) -> Callable[..., None]:
     options from the signature written here; the command gets checked values and returns a result object,
     printed by provisioner.render.output with its exit code (an OrtprovError: the error, and its code)."""
     names = list(inspect.signature(function).parameters)
-    parameters = [p for name in names for option, d in _declared(name).items() for p in d.parameters(option)]
+    every = [name for name in EVERY_COMMAND if name not in names]  # -q and -v, whether it names them or not
+    parameters = [p for name in [*names, *every] for option, d in _declared(name).items() for p in d.parameters(option)]
 
     def run(**values: Any) -> None:
-        from provisioner.errors import InternalError
-        from provisioner.render.output import show, show_error
+        from provisioner.render.output import be_quiet, show
 
         as_json = wants_json(values)
+        verbose = bool(values.get("verbose"))
         try:
+            if values.get("quiet"):
+                if verbose:
+                    raise BadInput("-q and -v exclude each other", hint="keep one of them")
+                be_quiet()
             kwargs = {}
             for name in names:
                 if name == "planning":
@@ -771,24 +985,19 @@ def command(function: Callable[..., Result]) -> Callable[..., None]:
                 else:
                     kwargs[name] = OPTIONS[name].value(name, values)
             code = show(function(**kwargs), as_json=as_json)
-        except OrtprovError as exc:
-            sys.exit(show_error(exc, as_json=as_json, verbose=bool(values.get("verbose"))))
-        except KeyboardInterrupt:
-            interrupted = OrtprovError("interrupted")
-            interrupted.exit_code = 130
-            sys.exit(show_error(interrupted, as_json=as_json))
-        except (BrokenPipeError, SystemExit):
+        except SystemExit:
             raise
-        except Exception as exc:  # noqa: BLE001 - a bug: one line (and with --json its object), not a traceback
-            from provisioner.render.output import stdout_failed, stdout_is_broken, traceback_if_asked
+        except BaseException as exc:  # noqa: BLE001 - before click turns a Ctrl-C into Abort: commands/exits.py
+            from provisioner.commands.exits import exit_code
 
-            if isinstance(exc, OSError) and stdout_is_broken():
-                sys.exit(show_error(stdout_failed(exc), as_json=False))
-            given = _given_path_error(exc, values)
-            if given is not None:
-                sys.exit(show_error(given, as_json=as_json))
-            traceback_if_asked(exc)
-            sys.exit(show_error(InternalError.of(exc), as_json=as_json))
+            sys.exit(
+                exit_code(
+                    exc,
+                    as_json=as_json,
+                    verbose=verbose,
+                    given_path=lambda error: _given_path_error(error, values),
+                )
+            )
         if code:
             sys.exit(code)
 

@@ -69,17 +69,14 @@ def planned(
     options: PlanningOptions, fmt: str, *, hashes: bool = False, base: str = "slim", verbose: bool = False
 ) -> Result:
     """Plan (the matrix's notices on stderr) and hand back the plan, or the recipe in `fmt`."""
-    from provisioner.commands.planning import describes_machine, plan_for
-    from provisioner.matrix.load import load_matrix
+    from provisioner.commands.planning import describes_machine, matrix_in_use, plan_for
     from provisioner.render.output import note
     from provisioner.render.plan import PlanResult, RecipeResult
 
     if fmt == "dockerfile" and base == "cuda":
         # the nvidia/cuda image supplies CUDA and cuDNN: the plan installs no NVIDIA wheels
         options = dataclasses.replace(options, cuda_libraries="system")
-    matrix = load_matrix()
-    for notice in matrix.notices:
-        note(notice)
+    matrix = matrix_in_use()
     the_plan = plan_for(options, matrix, command="dockerfile" if fmt == "dockerfile" else "plan")
     assumed = the_plan.hosts[0].python
     if describes_machine(options) and options.python_version is None and assumed is not None:
@@ -93,9 +90,17 @@ def planned(
     if hashes:
         from provisioner.hashes import pinned_digests
 
-        digests = pinned_digests(the_plan)
+        digests = pinned_digests(the_plan, progress=_progress)
     text = recipes.render(the_plan, fmt, matrix=matrix, python=python, index_digests=digests, base=base)
     return RecipeResult(text)
+
+
+def _progress(line: str) -> None:
+    """A progress line on stderr (-q drops it)."""
+    import sys
+
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 __all__ = ["PLAN_FORMATS", "register", "plan", "dockerfile", "planned"]

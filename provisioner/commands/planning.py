@@ -31,13 +31,27 @@ from provisioner.commands.options import (
     python_version_parts,
 )
 from provisioner.errors import BadInput
-from provisioner.facts import DriverInfo, Gpu, HostFacts, PlatformInfo, PythonInfo, load_host_file
+from provisioner.facts import DriverInfo, Gpu, HostFacts, PlatformInfo, PythonInfo
 from provisioner.plan import Plan, Request
+from provisioner.userfiles import read_host_file
 
 if TYPE_CHECKING:
     from provisioner.matrix.model import Matrix
 
 Detect = Callable[..., HostFacts]
+
+
+def matrix_in_use() -> Matrix:
+    """The matrix (matrix/load.py), its notices on stderr as warnings (a cached copy of `ortprov matrix update`
+    ignored, naming the file and why): every command that plans or diagnoses loads it here, so that a broken
+    cache is named wherever it is met."""
+    from provisioner.matrix.load import load_matrix
+    from provisioner.render.output import note
+
+    matrix = load_matrix()
+    for notice in matrix.notices:
+        note(notice, "warning")
+    return matrix
 
 
 def request_from(options: PlanningOptions) -> Request:
@@ -78,7 +92,7 @@ def resolve_hosts(options: PlanningOptions, detect: Detect | None = None) -> tup
     """The hosts to plan for: host files, a machine described by flags, or this machine probed; flags
     override what the files or the probe say."""
     if options.host_files:
-        hosts = [_labelled(load_host_file(path), path) for path in options.host_files]
+        hosts = [_labelled(read_host_file(path), path) for path in options.host_files]
     elif describes_machine(options):
         hosts = [_described_host(options)]
     else:
@@ -110,17 +124,22 @@ def plan_for(
 ) -> Plan:
     """Resolve the hosts, load the matrix (unless given) and plan. NoCompatiblePlan when a host has no NVIDIA
     driver and --driver did not name one (`command` is the command the hint shows)."""
-    from provisioner.errors import NoCompatiblePlan
-    from provisioner.planner import make_plan
-
-    request = request_from(options)
     hosts = resolve_hosts(options, detect)
     if matrix is None:
         from provisioner.matrix.load import load_matrix
 
         matrix = load_matrix()
+    return plan_hosts(hosts, matrix, options, command)
+
+
+def plan_hosts(hosts: tuple[HostFacts, ...], matrix: Matrix, options: PlanningOptions, command: str = "plan") -> Plan:
+    """The planner's verdict for these hosts, as `ortprov plan` gives it (doctor asks here too: one answer):
+    the plan, or NoCompatiblePlan, a host without a driver included (unless --driver names one)."""
+    from provisioner.errors import NoCompatiblePlan
+    from provisioner.planner import make_plan
+
     try:  # first: bad input (`--cuda 99`) is exit 2 on every machine
-        plan = make_plan(hosts, matrix, request)
+        plan = make_plan(hosts, matrix, request_from(options))
     except NoCompatiblePlan:
         without_driver(hosts, options, command)  # the missing driver explains it better
         raise
@@ -216,4 +235,13 @@ def _described_host(options: PlanningOptions) -> HostFacts:
     )
 
 
-__all__ = ["request_from", "describes_machine", "resolve_hosts", "apply_overrides", "plan_for", "without_driver"]
+__all__ = [
+    "matrix_in_use",
+    "request_from",
+    "describes_machine",
+    "resolve_hosts",
+    "apply_overrides",
+    "plan_for",
+    "plan_hosts",
+    "without_driver",
+]

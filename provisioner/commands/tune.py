@@ -70,8 +70,6 @@ def tune(
     from provisioner.tune.analysis import analyse
     from provisioner.tune.runner import run_tune
 
-    if not Path(model_file).is_file():
-        raise BadInput(f"model file {model_file!r} does not exist", hint="pass the path of an .onnx file")
     sequence, source = _sequence(shape, shapes)
     if inputs_dir is not None:
         if sequence is not None:
@@ -91,11 +89,9 @@ def _sequence(shape: list[str] | None, shapes: str | None) -> tuple[tuple[Feed, 
     if shape and shapes:
         raise BadInput("--shape and --shapes do not go together", hint="give the runs one way")
     if shapes:
-        try:
-            text = Path(shapes).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise BadInput(f"cannot read --shapes {shapes!r}: {exc.strerror}") from None
-        return shaping.parse_shapes_file(text, shapes), f"--shapes {shapes}"
+        from provisioner.userfiles import read_shapes_file
+
+        return read_shapes_file(shapes), f"--shapes {shapes}"
     if shape:
         return shaping.sequence_from_options(shaping.parse_shape_options(shape)), "--shape"
     return None, "derived"

@@ -38,25 +38,13 @@ def register(app: typer.Typer) -> None:
     app.command("verify", help=VERIFY_HELP)(command(verify))
 
 
-def parse_dims(values: list[str] | None) -> dict[str, int]:
-    """`["batch=1", "seq=128"]` -> {"batch": 1, "seq": 128}; BadInput on anything else."""
-    dims: dict[str, int] = {}
-    for value in values or []:
-        name, sep, size = value.partition("=")
-        name = name.strip()
-        if not sep or not name or not size.strip().isdigit() or int(size) < 1:
-            raise BadInput(f"--dim {value!r} is not NAME=N", hint="size a dynamic input dimension: --dim batch=1")
-        dims[name] = int(size)
-    return dims
-
-
 def verify(
     target: str | None,
     model: str | None,
     provider: str,
     tensorrt_provider: bool,
     static: bool,
-    dim: list[str] | None,
+    dim: dict[str, int],
     timeout: float,
     preload: bool,
     json_output: bool,
@@ -70,7 +58,7 @@ def verify(
         raise BadInput("--model and --static do not go together", hint="--static runs no model")
     if tensorrt_provider:
         provider = "tensorrt"
-    dims = parse_dims(dim)
+    dims = dim  # checked and sized once, by the --dim declaration (commands/options.py)
     if dims and model is None:
         raise BadInput("--dim sizes the inputs of --model", hint="add --model FILE")
     report = run_verify(
@@ -79,7 +67,7 @@ def verify(
     )  # fmt: skip
     if report.ok:
         return VerifyResult(report)
+    from provisioner.commands.planning import matrix_in_use
     from provisioner.doctor import diagnose
-    from provisioner.matrix.load import load_matrix
 
-    return VerifyResult(report, tuple(f for f in diagnose(None, report, matrix=load_matrix()) if f.blocking))
+    return VerifyResult(report, tuple(f for f in diagnose(None, report, matrix=matrix_in_use()) if f.blocking))

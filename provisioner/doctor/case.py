@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from provisioner.doctor.evidence import LoadError, LogEvidence, Seen, major_of
-from provisioner.doctor.fixes import Fixes
 from provisioner.findings import Finding
-from provisioner.matrix.model import Matrix, OrtBuild
 from provisioner.matrix.query import builds_for, sonames_by_cuda_major
 from provisioner.standalone.libnames import library_family
 from provisioner.versions import major
+
+if TYPE_CHECKING:
+    from provisioner.doctor.fixes import Fixes
+    from provisioner.matrix.model import Matrix, OrtBuild
 
 LIBRARY_EVIDENCE = 6  # lines a finding keeps
 

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from provisioner.doctor import patterns as P
 from provisioner.doctor.normalize import Line, logical_lines
 from provisioner.doctor.scan import LINE_LIMIT, READ_LIMIT, SHAPE_LIMIT, bounded, candidate_lines
 from provisioner.facts import DriverInfo, Gpu, OrtDist, RuntimeEnvironment
-from provisioner.matrix.model import Matrix
 from provisioner.matrix.query import gpu_key, gpu_models_by_key
 from provisioner.standalone.libnames import library_family
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix
 
 __all__ = [
     "LINE_LIMIT",

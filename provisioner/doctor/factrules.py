@@ -5,10 +5,14 @@ same facts give the same code.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from provisioner.doctor.case import version_major
-from provisioner.doctor.fixes import Fixes
-from provisioner.facts import DriverInfo, OrtDist, RuntimeEnvironment
 from provisioner.findings import Finding
+
+if TYPE_CHECKING:
+    from provisioner.doctor.fixes import Fixes
+    from provisioner.facts import DriverInfo, OrtDist, RuntimeEnvironment
 
 # CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES values that hide every GPU (set but empty hides them too)
 HIDDEN_VALUES = frozenset({"", "-1", "none", "void", "nodevfiles"})

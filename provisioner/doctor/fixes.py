@@ -1,14 +1,21 @@
 """The fix of each finding code: one function per code (the fix column of the rules' registry, rules.RULES), for one
 platform and one target interpreter. Nothing else writes a fix text: the live doctor and the log reader ask here.
 
-`subject` carries what a fix names besides the library: the compute capability (unsupported-gpu-arch), the exact
-distributions to reinstall (package-files-missing), the module to install (verify-failed).
+`subject` carries what a fix names besides the library: the exact distributions to reinstall
+(package-files-missing), the module to install (verify-failed). `gpu_code_fix` is unsupported-gpu-arch's fix where
+the GPU's compute capability is known (the newest build whose wheels hold code for it, a matrix query).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from provisioner.matrix.query import build_gpu_code, builds_with_code_for, gpu_code_for
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix
 
 
 @dataclass(frozen=True)
@@ -19,6 +26,19 @@ class Fixes:
     python: str = "python"
     windows: bool = False
     packages: tuple[tuple[str, str], ...] = ()
+    # what `ortprov plan` and `apply` need beside --python on this host for the suggested command to work as
+    # written: " --driver none" where the host has no driver (plan refuses it otherwise, exit 3)
+    plan_flags: str = ""
+
+    @property
+    def apply(self) -> str:
+        """`ortprov apply` for this target, as it runs here."""
+        return f"ortprov apply --python {self.python}{self.plan_flags}"
+
+    @property
+    def plan(self) -> str:
+        """`ortprov plan` for this target, as it runs here."""
+        return f"ortprov plan --python {self.python}{self.plan_flags}"
 
     @property
     def pip(self) -> str:
@@ -45,7 +65,7 @@ def _cudnn(f: Fixes, library: str | None, subject: str | None) -> str:
         else f'{f.pip} install "onnxruntime-gpu[cuda,cudnn]"'
     )
     return (
-        f"ortprov apply --python {f.python}  (installs the cuDNN wheel the plan pins); by hand: {by_hand} and call "
+        f"{f.apply}  (installs the cuDNN wheel the plan pins); by hand: {by_hand} and call "
         "onnxruntime.preload_dlls() before creating the session"
     )
 
@@ -54,7 +74,7 @@ def _cuda_library(f: Fixes, library: str | None, subject: str | None) -> str:
     wheel = f.package(library)
     by_hand = f"{f.pip} install {wheel}" if wheel else f'{f.pip} install "onnxruntime-gpu[cuda,cudnn]"'
     return (
-        f"ortprov apply --python {f.python}  (installs the {library or 'CUDA'} wheel the plan pins); by hand: "
+        f"{f.apply}  (installs the {library or 'CUDA'} wheel the plan pins); by hand: "
         f"{by_hand} and call onnxruntime.preload_dlls()"
     )
 
@@ -66,7 +86,7 @@ def _not_on_path(f: Fixes, library: str | None, subject: str | None) -> str:
         else "export LD_LIBRARY_PATH=<folder holding the library>:$LD_LIBRARY_PATH"
     )
     return (
-        f"ortprov apply --python {f.python}  (installs the loader hook: a plain `import onnxruntime` then finds the "
+        f"{f.apply}  (installs the loader hook: a plain `import onnxruntime` then finds the "
         f"NVIDIA wheels' libraries); in code: call onnxruntime.preload_dlls() before creating the session; or {by_hand}"
     )
 
@@ -81,16 +101,10 @@ def _no_driver(f: Fixes, library: str | None, subject: str | None) -> str:
 
 
 def _unsupported_arch(f: Fixes, library: str | None, subject: str | None) -> str:
-    if subject:
-        cc, _, build = subject.partition(" ")
-        has = f" ({build} has them)" if build else ""
-        return (
-            f"ortprov plan --python {f.python} --gpu-cc {cc}  picks a build whose wheel has kernels for compute "
-            f"capability {cc}{has}; ortprov apply installs it (newer GPUs need newer builds, older GPUs older ones)"
-        )
+    """Without the GPU's compute capability (with it, gpu_code_fix names the build that holds code for it)."""
     return (
-        f"this build has no kernels for the GPU's compute capability: ortprov plan --python {f.python} chooses a "
-        "build whose wheel has them (newer GPUs need newer builds, older GPUs older ones)"
+        f"this build has no kernels for the GPU's compute capability: {f.plan} chooses a build that supports it "
+        "(newer GPUs need newer builds, older GPUs older ones)"
     )
 
 
@@ -102,7 +116,7 @@ def _package_files(f: Fixes, library: str | None, subject: str | None) -> str:
         if subject
         else f"{f.pip} uninstall -y onnxruntime onnxruntime-gpu && {f.pip} install onnxruntime-gpu"
     )
-    return f"ortprov apply --python {f.python}  (removes it and installs it afresh); by hand: {by_hand}"
+    return f"{f.apply}  (removes it and installs it afresh); by hand: {by_hand}"
 
 
 def _verify_failed(f: Fixes, library: str | None, subject: str | None) -> str:
@@ -122,27 +136,25 @@ FIXES: dict[str, FixText] = {
     ),
     "driver-too-old": lambda f, lib, s: (
         "upgrade the NVIDIA driver to one that supports the build's CUDA version, or install a build for the "
-        f"CUDA your driver has: ortprov plan --python {f.python} (it reads the driver) then ortprov apply"
+        f"CUDA your driver has: {f.plan} (it reads the driver) then ortprov apply"
     ),
     "no-wheel-for-platform": lambda f, lib, s: (
-        f"ortprov plan --python {f.python}  lists the platforms and Pythons each build has wheels for; use a "
+        f"{f.plan}  lists the platforms and Pythons each build has wheels for; use a "
         "supported Python (64-bit, e.g. via `uv venv --python 3.12`) on Linux x86_64/aarch64 or Windows x64"
     ),
-    "onnxruntime-not-installed": lambda f, lib, s: (
-        f"ortprov apply --python {f.python}  (or: {f.pip} install onnxruntime-gpu)"
-    ),
+    "onnxruntime-not-installed": lambda f, lib, s: f"{f.apply}  (or: {f.pip} install onnxruntime-gpu)",
     "cpu-package-only": lambda f, lib, s: (
-        f"ortprov apply --python {f.python}  (or: {f.pip} uninstall -y onnxruntime && {f.pip} install onnxruntime-gpu;"
+        f"{f.apply}  (or: {f.pip} uninstall -y onnxruntime && {f.pip} install onnxruntime-gpu;"
         " C/C++/C#/Java/Rust: use the GPU package or archive of ONNX Runtime, e.g. Microsoft.ML.OnnxRuntime.Gpu, "
         "onnxruntime_gpu, onnxruntime-linux-x64-gpu)"
     ),
     "cpu-and-gpu-installed": lambda f, lib, s: (
         f"{f.pip} uninstall -y onnxruntime onnxruntime-gpu && {f.pip} install onnxruntime-gpu  "
-        f"(or ortprov apply --python {f.python}, which does exactly this)"
+        f"(or {f.apply}, which does exactly this)"
     ),
     "package-files-missing": _package_files,
     "cuda-major-mismatch": lambda f, lib, s: (
-        f"ortprov plan --python {f.python}  picks the build for the CUDA (and cuDNN) major you have; ortprov apply "
+        f"{f.plan}  picks the build for the CUDA (and cuDNN) major you have; ortprov apply "
         "installs it (or install the CUDA/cuDNN major the build needs: the NVIDIA wheels of that major)"
     ),
     "cudnn-missing": _cudnn,
@@ -150,30 +162,30 @@ FIXES: dict[str, FixText] = {
     "library-not-on-path": _not_on_path,
     "loader-hook-failed": lambda f, lib, s: (
         f"ortprov verify --python {f.python} --json  shows the hook's status (loader_hook); "
-        f"`ortprov apply --python {f.python}` rewrites the hook"
+        f"`{f.apply}` rewrites the hook"
     ),
     "msvc-runtime-missing": lambda f, lib, s: (
         "install the Microsoft Visual C++ Redistributable: https://aka.ms/vs/17/release/vc_redist.x64.exe"
     ),
     "zlibwapi-missing": lambda f, lib, s: (
         "zlibwapi.dll is needed by older cuDNN releases on Windows; newer ones bundle zlib: "
-        f"ortprov apply --python {f.python}  (installs the cuDNN wheel the plan pins), or put zlibwapi.dll next to "
+        f"{f.apply}  (installs the cuDNN wheel the plan pins), or put zlibwapi.dll next to "
         "the cuDNN DLLs"
     ),
     "tensorrt-missing": lambda f, lib, s: (
-        f"ortprov apply --python {f.python} --tensorrt  (installs the TensorRT packages the build's provider was "
+        f"{f.apply} --tensorrt  (installs the TensorRT packages the build's provider was "
         "built against; `ortprov plan --tensorrt` names them), or drop TensorrtExecutionProvider and use "
         "CUDAExecutionProvider"
     ),
     "tensorrt-install-failed": lambda f, lib, s: (
-        f"ortprov apply --python {f.python} --tensorrt  (installs the real TensorRT wheels from "
+        f"{f.apply} --tensorrt  (installs the real TensorRT wheels from "
         "NVIDIA's index with --only-binary, pinned to a version that installs); behind a firewall: "
         "--tensorrt-index-url MIRROR (handed to NVIDIA's stubs as WHEEL_STUB_PIP_INDEX_URL too), "
         "`ortprov download` where the index is reachable then `ortprov apply --wheelhouse DIR`, or "
         "--tensorrt-libraries system|DIR for a TensorRT already there"
     ),
     "tensorrt-major-mismatch": lambda f, lib, s: (
-        f"ortprov apply --python {f.python} --tensorrt  (pins the TensorRT major the provider links, "
+        f"{f.apply} --tensorrt  (pins the TensorRT major the provider links, "
         f"e.g. tensorrt-cu13-libs==10.16.1.11 for libnvinfer.so.10); by hand: {f.pip} install "
         '"tensorrt-cu13-libs<11" --extra-index-url https://pypi.nvidia.com --only-binary tensorrt-cu13-libs'
     ),
@@ -225,3 +237,24 @@ FIXES: dict[str, FixText] = {
         "onnxruntime-gpu builds cover more operators (ortprov plan)"
     ),
 }
+
+
+def gpu_code_fix(matrix: Matrix, cc: str, platform: str, python: str) -> str:
+    """What runs on compute capability `cc`: the newest build whose `platform` wheels hold code for it (a matrix
+    query), else a source build for it."""
+    builds = builds_with_code_for(matrix, cc, platform)
+    digits = cc.replace(".", "")
+    if not builds:
+        return (
+            f"no onnxruntime-gpu release's {platform} wheels hold code for compute capability {cc}: build "
+            f"onnxruntime from source for it (./build.sh --use_cuda --cmake_extra_defines "
+            f"CMAKE_CUDA_ARCHITECTURES={digits})"
+        )
+    best = builds[0]
+    code = build_gpu_code(best, platform) or ((), ())
+    cubin, jit = gpu_code_for(code[0], code[1], cc)
+    has = cubin or f"{jit} PTX"
+    return (
+        f"onnxruntime-gpu {best.ort_version} (CUDA {best.cuda_version}) has {has} for compute capability {cc}: "
+        f"ortprov plan --python {python} --ort {best.ort_version}  (ortprov apply installs it)"
+    )

@@ -10,18 +10,21 @@ numbers.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from provisioner.doctor.factrules import HIDDEN_VALUES, driver_findings, driver_vs_build, library_code, package_findings
-from provisioner.doctor.fixes import Fixes
+from provisioner.doctor.fixes import Fixes, gpu_code_fix
 from provisioner.doctor.rules import analyze_log
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
 from provisioner.findings import Finding, merge_findings
-from provisioner.matrix.model import Matrix
-from provisioner.matrix.query import common_libraries
+from provisioner.matrix.query import build_gpu_code, builds_for, code_summary, common_libraries, gpu_code_for
 from provisioner.plan import LOADER_HOOK, Plan, step_argv
-from provisioner.verify.report import Failure, VerifyReport
 from provisioner.versions import major
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix, OrtBuild
+    from provisioner.verify.report import Failure, VerifyReport
 
 __all__ = ["Finding", "diagnose", "is_healthy"]
 
@@ -44,12 +47,15 @@ def diagnose(
     log: str | None = None,
     plan: Plan | NoCompatiblePlan | None = None,
     matrix: Matrix | None = None,
+    plan_flags: str = "",
 ) -> list[Finding]:
     """All findings, merged per code and sorted, most important first. `matrix`: which CUDA libraries a
-    build needs and the CUDA error numbers in logs (without it, only cuDNN is checked in the facts)."""
+    build needs and the CUDA error numbers in logs (without it, only cuDNN is checked in the facts).
+    `plan_flags`: what `ortprov plan`/`apply` need beside --python here (" --driver none" on a host without a
+    driver, where `plan` is the plan those flags make): every command a fix suggests works as written."""
     python = facts.python.executable if facts and facts.python else (report.python if report else "python")
     windows = bool(facts and facts.platform.os == "windows") or bool(report and report.python.lower().endswith(".exe"))
-    fixes = Fixes(python=python, windows=windows)
+    fixes = Fixes(python=python, windows=windows, plan_flags=plan_flags)
     found: list[Finding] = []
     if facts is not None:
         found += _from_facts(facts, report, fixes, matrix)
@@ -57,11 +63,13 @@ def diagnose(
         found += _from_report(report, facts, fixes, matrix)
     if log:
         found += analyze_log(log, python=python, matrix=matrix)
-    if isinstance(plan, NoCompatiblePlan):
+    if isinstance(plan, NoCompatiblePlan) and plan.rejected:  # none rejected: no driver (its own finding)
         found += _from_no_plan(plan, fixes)
+    if facts is not None and matrix is not None:
+        found = [_with_gpu_code_fix(f, facts, matrix, fixes.python) for f in found]
     findings = merge_findings(found)
     if isinstance(plan, Plan):
-        findings = [_with_plan_fix(f, plan, python) for f in findings]
+        findings = [_with_plan_fix(f, plan, python, plan_flags) for f in findings]
     return findings
 
 
@@ -125,10 +133,61 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
     gpu = gpu_dists[0] if gpu_dists else None
     if gpu is not None and gpu.cuda_version and driver.present and driver.cuda_version:
         found += driver_vs_build(gpu, driver.cuda_version, driver.version, fixes)
+    if gpu is not None and matrix is not None:
+        found += gpu_code_findings(facts, gpu, matrix, fixes)
     proven = report is not None and report.ok and report.mode == "session"
     if gpu is not None and not proven:
         found += _library_findings(facts, gpu, fixes, _needed_libraries(gpu, matrix))
     return found
+
+
+def installed_build(matrix: Matrix, dist: OrtDist) -> OrtBuild | None:
+    """The matrix's record of an installed onnxruntime-gpu: its release, of its CUDA major where it says it."""
+    builds = [b for b in builds_for(matrix) if b.package == dist.name and b.ort_version == dist.version]
+    if dist.cuda_version:
+        builds = [b for b in builds if b.cuda_major == _major(dist.cuda_version)] or builds
+    return builds[0] if builds else None
+
+
+def gpu_code_findings(facts: HostFacts, dist: OrtDist, matrix: Matrix, fixes: Fixes) -> list[Finding]:
+    """unsupported-gpu-arch before anything runs: the installed build's wheels for this platform (as the matrix
+    read them) hold neither a kernel nor PTX for a visible GPU's compute capability, so every CUDA kernel fails
+    with "no kernel image is available for execution on the device"."""
+    build = installed_build(matrix, dist)
+    code = build_gpu_code(build, facts.platform.tag) if build is not None else None
+    if build is None or code is None:
+        return []
+    found = []
+    for gpu in facts.visible_gpus:
+        cc = gpu.compute_capability
+        if not cc or any(gpu_code_for(code[0], code[1], cc)):
+            continue
+        found.append(
+            Finding(
+                "unsupported-gpu-arch",
+                "error",
+                f"onnxruntime-gpu {dist.version} holds no GPU code for the {gpu.name or 'GPU'} (compute capability "
+                f"{cc}): its CUDA kernels fail with 'no kernel image is available for execution on the device'",
+                (
+                    f"GPU {gpu.index}: {gpu.name or '?'}, compute capability {cc}",
+                    f"onnxruntime-gpu {dist.version} {facts.platform.tag} wheels: {code_summary(code[0], code[1])}",
+                ),
+                gpu_code_fix(matrix, cc, facts.platform.tag, fixes.python),
+            )
+        )
+    return found[:1]
+
+
+def _with_gpu_code_fix(finding: Finding, facts: HostFacts, matrix: Matrix, python: str) -> Finding:
+    """A "no kernel image" from a log or the live session, on a host whose GPU is known: the fix names the build
+    that holds code for that GPU (the log rules alone know no compute capability)."""
+    if finding.code != "unsupported-gpu-arch" or "build onnxruntime from source" in finding.fix:
+        return finding
+    cc = next((g.compute_capability for g in facts.visible_gpus if g.compute_capability), None)
+    if cc is None or finding.fix.startswith("onnxruntime-gpu "):
+        return finding
+    fix = gpu_code_fix(matrix, cc, facts.platform.tag, python)
+    return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
 
 
 def _incomplete_findings(facts: HostFacts, fixes: Fixes) -> list[Finding]:
@@ -504,7 +563,7 @@ _PLAN_FIXED = frozenset(
 )
 
 
-def _with_plan_fix(finding: Finding, plan: Plan, python: str) -> Finding:
+def _with_plan_fix(finding: Finding, plan: Plan, python: str, plan_flags: str = "") -> Finding:
     """Where the plan's steps fix the finding, show them as the exact commands."""
     if finding.code not in _PLAN_FIXED or not plan.steps:
         return finding
@@ -512,7 +571,7 @@ def _with_plan_fix(finding: Finding, plan: Plan, python: str) -> Finding:
         " ".join(_quote(a) for a in step_argv(s, "pip", python)) for s in plan.steps if s.runs_installer
     )
     hook = " and installs the loader hook" if any(s.kind == LOADER_HOOK for s in plan.steps) else ""
-    fix = f"ortprov apply --python {python}  (runs: {commands}{hook})"
+    fix = f"ortprov apply --python {python}{plan_flags}  (runs: {commands}{hook})"
     return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
 
 

@@ -11,15 +11,19 @@ registry (rules.RULES) lists them with the evidence each reads and its fix; rule
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from provisioner.doctor import patterns as P
 from provisioner.doctor.case import Case, version_major
-from provisioner.doctor.evidence import LoadError, Seen
 from provisioner.doctor.factrules import HIDDEN_VALUES, package_findings
-from provisioner.facts import Gpu
+from provisioner.doctor.fixes import gpu_code_fix
 from provisioner.findings import Finding
 from provisioner.matrix.query import newest_cuda_for_driver
 from provisioner.versions import vtuple
+
+if TYPE_CHECKING:
+    from provisioner.doctor.evidence import LoadError, Seen
+    from provisioner.facts import Gpu
 
 _MSVC = ("vcruntime", "msvcp", "api-ms-win-crt")
 
@@ -312,19 +316,14 @@ def _gpu_too_new(c: Case) -> tuple[Gpu, str] | None:
     return None
 
 
-def arch_subject(c: Case) -> str | None:
-    """The fix's subject for unsupported-gpu-arch: the GPU's compute capability, and the newest build whose wheel
-    has kernels for it where the matrix records the builds' kernels (OrtBuild.cuda_archs)."""
+def arch_fix(c: Case) -> str | None:
+    """unsupported-gpu-arch's fix where the log names the GPU: the newest build whose wheels hold code for its
+    compute capability (fixes.gpu_code_fix, from the wheels' facts in the matrix)."""
     gpu = next((g for g in c.ev.gpus if g.compute_capability), None)
-    if gpu is None or gpu.compute_capability is None:
+    if gpu is None or gpu.compute_capability is None or c.matrix is None:
         return None
-    cc = gpu.compute_capability
-    if c.matrix is not None:
-        for build in sorted(c.matrix.builds, key=lambda b: vtuple(b.ort_version), reverse=True):
-            archs = build.cuda_archs or ()
-            if any(vtuple(a)[0] == vtuple(cc)[0] and vtuple(a) <= vtuple(cc) for a in archs):
-                return f"{cc} {build.package} {build.ort_version}"
-    return cc
+    platform = "windows-amd64" if c.ev.os == "windows" else f"linux-{c.ev.arch or 'x86_64'}"
+    return gpu_code_fix(c.matrix, gpu.compute_capability, platform, c.fixes.python)
 
 
 # --- the rules, one per code ----------------------------------------------------------------------------------
@@ -671,8 +670,8 @@ def unsupported_gpu_arch(c: Case) -> list[Finding]:
         found.append(c.finding("unsupported-gpu-arch", title, (c.errors["cudaErrorNoDevice"], *ev.gpu_lines[:2])))
     if (verdict := insufficient_driver(c)) and verdict[0] == "unsupported-gpu-arch":
         found.append(c.finding("unsupported-gpu-arch", verdict[1], verdict[2]))
-    subject = arch_subject(c)
-    return [Finding(f.code, f.severity, f.title, f.evidence, c.fixes.for_code(f.code, None, subject)) for f in found]
+    fix = arch_fix(c)
+    return [Finding(f.code, f.severity, f.title, f.evidence, fix or f.fix) for f in found]
 
 
 def _old_gpu(c: Case) -> Gpu | None:

@@ -13,8 +13,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from provisioner.doctor import logrules as L
 from provisioner.doctor.case import Case
@@ -23,8 +23,12 @@ from provisioner.doctor.factrules import driver_findings, driver_vs_build, libra
 from provisioner.doctor.fixes import FIXES, Fixes
 from provisioner.doctor.scan import candidate_lines, candidate_text
 from provisioner.findings import CODES, SEVERITIES, Finding, merge_findings
-from provisioner.matrix.model import Matrix
 from provisioner.matrix.query import cuda_major
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from provisioner.matrix.model import Matrix
 
 __all__ = [
     "RULE",

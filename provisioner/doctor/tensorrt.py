@@ -19,11 +19,15 @@ links) come from the matrix.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from provisioner.doctor.fixes import Fixes
 from provisioner.findings import Finding
-from provisioner.matrix.model import Matrix
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from provisioner.doctor.fixes import Fixes
+    from provisioner.matrix.model import Matrix
 
 _STUB = re.compile(
     r"special placeholder package which downloads a real wheel package|"

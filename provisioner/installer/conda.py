@@ -1,5 +1,6 @@
 """`apply --installer conda`: the plan's conda recipe (environment.yml) carried out with micromamba, mamba or
-conda, then its pip part with pip, in the active conda environment, in one transaction.
+conda, then its pip part with pip, in the active conda environment, in one transaction (the same one as pip's
+and uv's: installer/flow.py opens the target and runs these commands).
 
 The conda and pip parts come from `render.recipes.render(plan, "conda")`, the same text `ortprov plan --format conda`
 prints, so the conda path is as what-you-see-is-what-runs as the pip/uv one.
@@ -7,25 +8,17 @@ prints, so the conda path is as what-you-see-is-what-runs as the pip/uv one.
 
 from __future__ import annotations
 
-import os
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from provisioner.errors import BadInput
-from provisioner.installer.runner import print_err
 from provisioner.installer.steps import Command
-from provisioner.installer.target import Target, inspect_python, venv_python
 from provisioner.installer.tools import find_conda_tool
-from provisioner.installer.transaction import (
-    ApplyResult,
-    ApplySettings,
-    confirm_removals,
-    run_commands,
-    uninstall_removals,
-)
 from provisioner.plan import Plan, Step, canonical, step_argv
+
+if TYPE_CHECKING:
+    from provisioner.installer.target import Target
 
 
 @dataclass(frozen=True)
@@ -121,54 +114,12 @@ def conda_commands(
     return commands
 
 
-def conda_target(python: str | None) -> tuple[Target, dict[str, str]]:
-    """The active conda environment (or --python inside one); its whole prefix is snapshotted."""
-    if python is None:
-        prefix = os.environ.get("CONDA_PREFIX")
-        if not prefix:
-            raise BadInput(
-                "--installer conda needs an active conda environment",
-                hint="`conda activate ENV` (or micromamba activate), or give --python ENV/bin/python",
-            )
-        python = str(venv_python(Path(prefix)))
-    target, installed = inspect_python(python)
-    if not target.is_conda:
-        raise BadInput(
-            f"{target.prefix} is not a conda environment (no conda-meta/)",
-            hint="use --installer uv or pip for a venv",
-        )
-    return replace(target, install_dirs=(os.path.realpath(target.prefix),)), installed
-
-
-def run_conda_apply(
-    plan_source: Callable[[str | None, str | None], Plan],
-    *,
-    python: str | None,
-    dry_run: bool,
-    yes: bool,
-    verbose: bool,
-    confirm: Callable[[str], bool] | None,
-    recipe: CondaRecipe | None = None,
-) -> ApplyResult:
-    """Carry out the conda recipe, then the pip part, restoring the whole prefix on any failure.
-
-    recipe: the conda recipe to carry out (default: the plan's, rendered as `plan --format conda` does).
-    """
+def conda_tool() -> list[str]:
+    """micromamba, mamba or conda; BadInput when none is installed."""
     tool = find_conda_tool()
     if tool is None:
         raise BadInput(
             "--installer conda: none of micromamba, mamba or conda is installed",
             hint="install one, or use --installer uv|pip with the NVIDIA pip wheels",
         )
-    target, installed = conda_target(python)
-    plan = plan_source(target.python, target.minor)
-    recipe = recipe or conda_recipe(plan)
-    commands = conda_commands(plan, recipe, tool, target, installed)
-    settings = ApplySettings(tool=Path(tool[0]).name, verbose=verbose, yes=yes, confirm=confirm)
-    if dry_run:
-        print_err(f"dry run: would apply to the conda environment {target.prefix}:")
-        for command in commands:
-            print_err(f"  [{command.number}/{len(commands)}] " + (command.skipped or shlex.join(command.argv)))
-        return ApplyResult("dry-run", python=target.python, installer=settings.tool)
-    confirm_removals(uninstall_removals(commands, installed), settings)
-    return run_commands(commands, target, installed, settings)
+    return tool

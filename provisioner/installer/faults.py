@@ -20,6 +20,7 @@ STAGES = (
     "locked",  # the lock is held; nothing of the target has been read
     "recovering",  # an earlier apply's journal is about to be settled (only when there is one)
     "planned",  # the plan and its prediction are made; nothing changed yet
+    "journal-writing",  # the snapshot folder is made and its first journal written, not yet renamed into place
     "snapshot-started",  # the journal says `snapshotting`; the snapshot folder is being filled
     "snapshot-linking",  # the first install directory is linked, the others not yet
     "snapshot-taken",  # the journal says `complete`, durably; no step has run

@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 from provisioner import __version__, standalone
 from provisioner.standalone.loader_hook import PACKAGE as PACKAGE_DIR
 from provisioner.standalone.loader_hook import PTH_FILE
+
+COMPILE_TIMEOUT = 60.0  # seconds the byte-compilation of the hook may take
 
 # `site` runs a .pth line that starts with "import"; the exec keeps a missing or broken hook silent.
 PTH_LINE = f'import sys; exec("try:\\n import {PACKAGE_DIR}\\nexcept Exception:\\n pass")\n'
@@ -81,15 +82,11 @@ def write(site_packages: str, files: dict[str, bytes], python: str | None = None
         temporary.write_bytes(files[relative])
         os.replace(temporary, path)
     if written and python:
-        # best effort: byte-code keeps the start-up cost of the .pth line at an unmarshal
-        subprocess.run(
-            [python, "-m", "compileall", "-q", str(root / PACKAGE_DIR)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=60,
-            check=False,
-        )
+        # best effort: byte-code keeps the start-up cost of the .pth line at an unmarshal. Run as the installers
+        # are: its own process group, the parent-death signal, killed with ortprov's other children on a signal
+        from provisioner.installer.runner import run_command
+
+        run_command([python, "-m", "compileall", "-q", str(root / PACKAGE_DIR)], timeout=COMPILE_TIMEOUT)
     return written
 
 

@@ -1,4 +1,4 @@
-"""Progress of a long installer run (pip, uv, micromamba), on stderr.
+"""Progress of a long installer run (pip, uv, micromamba), on the stream the command gives (its stderr).
 
 On a terminal, one status line is redrawn in place while the installer works: what it last said it is doing,
 the bytes its processes have written so far (the download as it arrives, then the unpacking: /proc/PID/io of
@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sys
 import threading
 import time
 from collections import deque
@@ -25,9 +24,9 @@ RATE_WINDOW = 3.0  # seconds the rate is averaged over
 _URL = re.compile(r"\bhttps?://\S*/([^/\s]+)(?=\s|$)")  # a URL the installer prints: its file name is enough
 
 
-def watch(pid: int, stream: Any = None) -> Progress | None:
-    """A started Progress of process `pid` on `stream` (stderr) when it is a terminal; None otherwise."""
-    stream = stream or sys.stderr
+def watch(pid: int, stream: Any) -> Progress | None:
+    """A started Progress of process `pid` on `stream` when it is a terminal; None otherwise. (apply's listener,
+    commands/apply.py, passes its stderr: the installer itself never picks a stream.)"""
     if not _is_terminal(stream):
         return None
     progress = Progress(pid, stream)

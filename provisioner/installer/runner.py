@@ -17,19 +17,21 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from provisioner.installer import progress
+from provisioner.childproc import die_with_parent
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from types import FrameType
+
+    from provisioner.installer.events import Watch
 
 OUTPUT_LINES_SHOWN = 25
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
-PR_SET_PDEATHSIG = 1
 
 
 class Interrupted(Exception):  # noqa: N818 - it is an event, not an error
@@ -157,33 +159,6 @@ def _signal_group(proc: subprocess.Popen, signum: int) -> None:
             proc.send_signal(signum)
 
 
-_prctl: Any = None
-
-
-def _die_with_parent() -> Callable[[], None] | None:
-    """A preexec function that makes the child get SIGKILL when ortprov dies (Linux), else None."""
-    global _prctl
-    if not sys.platform.startswith("linux"):
-        return None
-    if _prctl is None:
-        try:
-            import ctypes
-
-            _prctl = ctypes.CDLL(None, use_errno=True).prctl
-        except (OSError, AttributeError):
-            _prctl = False
-    if not _prctl:
-        return None
-    prctl, parent = _prctl, os.getpid()
-
-    def arm() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # ortprov died before the signal was armed
-            os._exit(137)
-
-    return arm
-
-
 def run_command(
     argv: list[str],
     *,
@@ -191,10 +166,14 @@ def run_command(
     env: dict[str, str] | None = None,
     pass_fds: tuple[int, ...] = (),
     on_start: Callable[[int], None] | None = None,
+    watch: Callable[[int], Watch | None] | None = None,
+    timeout: float | None = None,
 ) -> CommandResult:
-    """Run argv, merging stderr into stdout; echo each line when `echo` is given. The command dies with
-    ortprov (see the module); `pass_fds` are handed to it; `on_start(pid)` runs once it has started. An
-    exception while it runs (Interrupted, KeyboardInterrupt) stops it first."""
+    """Run argv, merging stderr into stdout; echo each line when `echo` is given, else show them to the
+    status line `watch(pid)` makes (the listener's: a terminal draws one). The command dies with ortprov (see
+    the module); `pass_fds` are handed to it; `on_start(pid)` runs once it has started. An exception while it
+    runs (Interrupted, KeyboardInterrupt) stops it first; past `timeout` seconds it is killed (returncode
+    -SIGKILL)."""
     full_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         argv,
@@ -207,10 +186,14 @@ def run_command(
         bufsize=1,
         start_new_session=os.name == "posix",
         pass_fds=pass_fds,
-        preexec_fn=_die_with_parent(),  # only prctl, resolved before the fork
+        preexec_fn=die_with_parent(),  # only prctl, resolved before the fork
     )
     lines: list[str] = []
-    status = progress.watch(proc.pid) if echo is None else None  # a status line on a terminal (progress.py)
+    status = watch(proc.pid) if echo is None and watch is not None else None
+    timer = threading.Timer(timeout, _signal_group, (proc, signal.SIGKILL)) if timeout else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
     try:
         if on_start is not None:
             on_start(proc.pid)
@@ -226,6 +209,8 @@ def run_command(
         _stop(proc)
         raise
     finally:
+        if timer is not None:
+            timer.cancel()
         if status:
             status.stop()
     return CommandResult(tuple(argv), returncode, "\n".join(lines))
@@ -258,6 +243,16 @@ _CAUSES: tuple[tuple[str, str], ...] = (
 )
 
 
+# a wheel that cannot be read (pip: zipfile's errors, "Wheel ... is invalid"; uv: "Bad CRC", "Failed to read from
+# zip file", "invalid package format"): checked before the network's words (uv says "Failed to download" too)
+_DAMAGED = re.compile(
+    r"Bad CRC|CRC-32|CRC mismatch|BadZipFile|File is not a zip file|Wheel '[^']*' located at .* is invalid|"
+    r"invalid package format|Failed to read from zip file|invalid zip|Failed to extract archive",
+    re.IGNORECASE,
+)
+_WHEEL = re.compile(r"[\w.+-]+\.whl")
+
+
 def diagnose(result: CommandResult) -> str:
     """One phrase saying why the command failed."""
     if result.returncode < 0:
@@ -266,18 +261,42 @@ def diagnose(result: CommandResult) -> str:
         return f"the installer was killed by signal {-result.returncode}"
     if result.returncode in (137, 143) and not result.output.strip():
         return "the installer was killed"
+    if _DAMAGED.search(result.output):
+        return damaged_wheel(result.output)
     for pattern, cause in _CAUSES:
         if re.search(pattern, result.output, flags=re.IGNORECASE):
             return cause
     return f"the installer exited with status {result.returncode}"
 
 
+def damaged_wheel(output: str) -> str:
+    """'the wheel NAME is corrupt: WHY', for an installer that could not read a wheel. The wheel is the one the
+    output names that is damaged on disk (each local wheel it names is opened and checked), else the one it
+    names last; the cause is what the archive says (a failed CRC-32 check: damaged bytes; no zip directory:
+    truncated)."""
+    import zipfile
+
+    named = _WHEEL.findall(output)
+    paths = [Path(word) for word in re.findall(r"(?:^|[\s'\"`(:])((?:/|\./)[^\s'\"`]+\.whl)", output, re.M)]
+    for path in dict.fromkeys(paths):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                bad = archive.testzip()
+            if bad is not None:
+                return f"the wheel {path.name} is corrupt: its file {bad} fails its CRC-32 check (damaged bytes)"
+        except zipfile.BadZipFile:
+            return f"the wheel {path.name} is corrupt: it is not a complete zip archive (truncated?)"
+        except (OSError, RuntimeError, ValueError, NotImplementedError):
+            continue
+    project = re.search(r"structure of `([^`]+)` \(v([^)]+)\) was invalid", output)
+    name = named[-1] if named else (f"of {project.group(1)} {project.group(2)}" if project else "")
+    if re.search(r"CRC", output):
+        why = "a file in it fails its CRC-32 check (damaged bytes)"
+    else:
+        why = "it is not a complete zip archive (truncated?)"
+    return f"the wheel {name} is corrupt: {why}" if name else f"a wheel is corrupt: {why}"
+
+
 def tail(output: str, lines: int = OUTPUT_LINES_SHOWN) -> str:
     """The last lines of an installer's output."""
     return "\n".join(output.splitlines()[-lines:])
-
-
-def print_err(text: str) -> None:
-    """A progress line on stderr (stdout stays clean for --json)."""
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()

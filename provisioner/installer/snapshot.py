@@ -71,14 +71,16 @@ class Journal:
     trees: tuple[tuple[str, str], ...] = ()
     entries: tuple[int, ...] = ()  # per tree, once complete
     uv_lock_existed: bool = True  # whether uv's `<prefix>/.lock` was there before the apply
+    ended: str | None = None  # the apply ended (failed, interrupted) but its restore could not put back every path
 
 
 @dataclass(frozen=True)
 class Leftover:
     """What an earlier apply left in a target, and what recovery does with it (docs/transaction.md):
-    kind none | leftover (a folder without journal: delete) | incomplete (a snapshot being taken: delete, the
-    environment was not touched yet) | complete (restore, then delete) | damaged (a complete journal whose
-    trees miss entries, or an unreadable one: never restored)."""
+    kind none | leftover (a snapshot being removed: its journal already renamed away; delete) | incomplete (a
+    snapshot being taken, its journal not yet complete or not yet written: delete, the environment was not
+    touched yet) | complete (restore, then delete) | damaged (a complete journal whose trees miss entries, or an
+    unreadable one: never restored)."""
 
     kind: str
     root: Path
@@ -116,11 +118,12 @@ def read_journal(root: Path) -> Journal | None:
         entries = tuple(int(n) for n in data.get("entries") or ())
         pid = data["pid"] if isinstance(data.get("pid"), int) else None
         uv_lock_existed = data.get("uv_lock_existed") is not False
+        ended = data["ended"] if isinstance(data.get("ended"), str) else None
     except (ValueError, TypeError, KeyError, AttributeError):
         return Journal("unreadable")
     if data["state"] == "complete" and len(entries) != len(trees):
         return Journal("unreadable", pid)
-    return Journal(data["state"], pid, trees, entries, uv_lock_existed)
+    return Journal(data["state"], pid, trees, entries, uv_lock_existed, ended)
 
 
 def leftover(prefix: str) -> Leftover:
@@ -129,8 +132,8 @@ def leftover(prefix: str) -> Leftover:
     if not root.exists() and not root.is_symlink():
         return Leftover("none", root)
     journal = read_journal(root)
-    if journal is None:
-        return Leftover("leftover", root)
+    if journal is None:  # discarding renames the journal first; taking writes it first (killed before it was)
+        return Leftover("leftover" if (root / DISCARDED).exists() else "incomplete", root)
     if journal.state == "snapshotting":
         return Leftover("incomplete", root, journal)
     if journal.state != "complete":
@@ -166,7 +169,7 @@ def take(
         if root.exists() or root.is_symlink():
             _remove_tree(root)
         root.mkdir(parents=True)
-        _write_json(root / JOURNAL, journal)
+        _write_json(root / JOURNAL, journal, stage="journal-writing")
     faults.reached("snapshot-started")
     files, linked = 0, True
     entries: list[int] = []
@@ -200,6 +203,16 @@ def restore(trees: tuple[tuple[str, str], ...]) -> Restored:
     return Restored(changed, tuple(failed))
 
 
+def mark_ended(root: Path, failure: str) -> None:
+    """Say in the journal (durably) that its apply ended, with `failure`, and could not restore everything: the
+    next apply then says it failed, not that it was killed. Best effort (the journal stays what it was)."""
+    try:
+        data = json.loads((root / JOURNAL).read_text(encoding="utf-8"))
+        _write_json(root / JOURNAL, {**data, "ended": failure})
+    except (OSError, ValueError):
+        pass
+
+
 def discard(root: Path) -> bool:
     """Remove a snapshot: its journal first (renamed away, synced), then the trees. True when all is gone (a
     folder left behind has no journal: the next apply removes it)."""
@@ -207,6 +220,10 @@ def discard(root: Path) -> bool:
     if journal.exists():
         os.replace(journal, root / DISCARDED)
         _fsync_dir(root)
+    elif root.is_dir() and not (root / DISCARDED).exists():  # no journal yet: say "being removed" all the same
+        with contextlib.suppress(OSError):
+            (root / DISCARDED).touch()
+            _fsync_dir(root)
     faults.reached("journal-discarded")
     trees = sorted(p for p in _listdir(root) if p.is_dir() and not p.is_symlink())
     for number, tree in enumerate(trees):
@@ -230,13 +247,16 @@ def discard(root: Path) -> bool:
 # -- writing and removing -------------------------------------------------------------------------------------
 
 
-def _write_json(path: Path, data: dict) -> None:
-    """Write `path` atomically and durably (the file, then its folder, synced)."""
+def _write_json(path: Path, data: dict, stage: str | None = None) -> None:
+    """Write `path` atomically and durably (the file, then its folder, synced). `stage`: the stage marker
+    reached between the temporary file's write and its rename (the first journal's)."""
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as out:
         json.dump(data, out)
         out.flush()
         os.fsync(out.fileno())
+    if stage:
+        faults.reached(stage)
     os.replace(tmp, path)
     _fsync_dir(path.parent)
 

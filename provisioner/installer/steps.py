@@ -6,9 +6,12 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from provisioner.installer.target import Distributions, Target
 from provisioner.plan import Plan, Step, canonical, step_argv
+
+if TYPE_CHECKING:
+    from provisioner.installer.target import Distributions, Target
 
 
 def with_sources(
@@ -55,7 +58,7 @@ def commands_for(
     target: Target,
     installed: Distributions,
     tool: str,
-    uv: list[str] | None,
+    uv: tuple[str, ...] | None,
     *,
     system: bool = False,
 ) -> list[Command]:

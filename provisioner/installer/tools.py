@@ -43,15 +43,15 @@ def find_conda_tool() -> list[str] | None:
     return None
 
 
-def choose_installer(requested: str, has_pip: bool) -> tuple[str, list[str] | None]:
-    """("uv", uv command) or ("pip", None) for requested "auto" | "uv" | "pip"."""
+def choose_installer(requested: str, has_pip: bool, uv: list[str] | None) -> tuple[str, tuple[str, ...] | None]:
+    """("uv", uv command) or ("pip", None) for requested "auto" | "uv" | "pip"; `uv`: find_uv()'s answer."""
     if requested not in ("auto", "uv", "pip"):
         raise BadInput(f"unknown installer {requested!r}", hint="use auto, uv, pip or conda")
-    uv = find_uv() if requested in ("auto", "uv") else None
+    uv = uv if requested in ("auto", "uv") else None
     if requested == "uv" and uv is None:
         raise BadInput("--installer uv: uv is not installed", hint="`pip install uv`, or use --installer pip")
     if uv is not None:
-        return "uv", uv
+        return "uv", tuple(uv)
     if not has_pip:
         raise BadInput(
             "the target environment has no pip and uv is not available",

@@ -1,38 +1,47 @@
 """Carry out a plan in one target, all or nothing: predict, confirm, snapshot, run each step, restore
-on any failure."""
+on any failure. What happens is told to the listener as events (installer/events.py); what was done is
+returned (ApplyResult), a failure raised (ApplyFailed, with what was done and restored)."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import shlex
 import signal
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from provisioner.errors import BadInput, OrtprovError
 from provisioner.findings import Finding
 from provisioner.installer import faults, loader_hook, snapshot
+from provisioner.installer.events import (
+    UNKNOWN_CHANGES,
+    AlreadySatisfied,
+    ApplyResult,
+    Change,
+    Committed,
+    InstallerLine,
+    InstallerTail,
+    OwnStepDone,
+    Restoring,
+    Said,
+    SignalsHeld,
+    SnapshotTaken,
+    StepFinished,
+    StepRun,
+    StepSkipped,
+    StepStarted,
+)
 from provisioner.installer.lock import UV_LOCK, ApplyLock, Busy, remove_unheld
 from provisioner.installer.lock import acquire as acquire_lock
-from provisioner.installer.runner import (
-    CommandResult,
-    Interrupted,
-    SignalGuard,
-    diagnose,
-    print_err,
-    run_command,
-    tail,
-)
-from provisioner.installer.steps import Command, commands_for, dry_run_argv, parse_dry_run
+from provisioner.installer.runner import CommandResult, Interrupted, SignalGuard, diagnose, run_command, tail
+from provisioner.installer.steps import Command, dry_run_argv, parse_dry_run
 from provisioner.installer.target import Distributions, Target, distributions
 from provisioner.plan import (
     LOADER_HOOK,
     REMOVE_LOADER_HOOK,
-    Plan,
     canonical,
     requirement_name,
     step_environment,
@@ -40,54 +49,12 @@ from provisioner.plan import (
 )
 from provisioner.probe.target import check_files
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
-@dataclass(frozen=True)
-class Change:
-    """One distribution added, removed or changed in version."""
+    from provisioner.installer.events import Listener
 
-    name: str
-    before: str | None
-    after: str | None
-
-    def __str__(self) -> str:
-        if self.before == self.after:
-            return f"~ {self.name}=={self.before} (removed and installed afresh)"
-        if self.before is None:
-            return f"+ {self.name}=={self.after}"
-        if self.after is None:
-            return f"- {self.name}=={self.before}"
-        return f"~ {self.name} {self.before} -> {self.after}"
-
-
-@dataclass(frozen=True)
-class StepRun:
-    """One step as it ran (or was skipped)."""
-
-    number: int
-    kind: str
-    argv: tuple[str, ...]
-    returncode: int | None = None
-    seconds: float = 0.0
-    skipped: str | None = None
-
-
-@dataclass(frozen=True)
-class ApplyResult:
-    """What `apply` did. outcome: applied | unchanged | dry-run | restored."""
-
-    outcome: str
-    python: str
-    installer: str
-    steps: tuple[StepRun, ...] = ()
-    changes: tuple[Change, ...] = ()  # done, or (dry-run) predicted
-    failure: str | None = None  # why it failed, when outcome == "restored"
-    restored_exactly: bool | None = None
-    snapshot_files: int = 0
-    snapshot_seconds: float = 0.0
-    seconds: float = 0.0
-    notes: tuple[str, ...] = field(default_factory=tuple)
-    findings: tuple[Finding, ...] = ()  # package-files-missing: a RECORD that does not match the disk
-    not_restored: tuple[str, ...] = ()  # "path: why" for each path the restore could not put back
+__all__ = ["UNKNOWN_CHANGES", "ApplyFailed", "ApplyResult", "Change", "Execution", "StepRun", "apply_plan", "dry_run"]
 
 
 class ApplyFailed(OrtprovError):
@@ -109,36 +76,36 @@ def diff(before: Distributions, after: Distributions) -> tuple[Change, ...]:
 
 
 @dataclass(frozen=True)
-class ApplySettings:
-    """How to apply: which tool, how talkative, whether to ask."""
+class Execution:
+    """How the steps run: which tool, who hears about it, whether to ask."""
 
-    tool: str  # uv | pip
-    uv: list[str] | None = None
+    tool: str  # uv | pip | micromamba, mamba or conda (--installer conda)
+    listener: Listener
+    uv: tuple[str, ...] | None = None
     verbose: bool = False
-    dry_run: bool = False
     yes: bool = False
-    system: bool = False
-    confirm: Callable[[str], bool] | None = None  # asks the user; None: there is no terminal
     env: dict[str, str] | None = None  # extra environment for the installer
     hook_files: dict[str, bytes] | None = None  # the loader hook's files (installer/loader_hook.hook_files)
     # run after the steps, before the snapshot goes: None keeps the change, a sentence restores it
     check: Callable[[], str | None] | None = None
 
+    def tell(self, event: Any) -> None:
+        self.listener.tell(event)
 
-def _say(text: str) -> None:
-    print_err(text)
 
-
-def predict(commands: list[Command], installed: Distributions, settings: ApplySettings) -> tuple[Change, ...] | None:
-    """What the steps would change, from the installers' own dry runs; None when it cannot be known.
+def predict(commands: list[Command], installed: Distributions, execution: Execution, dry_run: bool) -> str | tuple:
+    """What the steps would change, from the installers' own dry runs: the changes, or (a string) why that
+    cannot be known (UNKNOWN_CHANGES).
 
     pip before 25.3 downloads every wheel in a dry run (pypa/pip#12603): its prediction is only asked for
     under `--dry-run`; the real run then says what changed afterwards.
     """
     from provisioner.hashes import pip_reads_metadata_only  # the one home of pip's version facts
 
-    if settings.tool == "pip" and not settings.dry_run and not pip_reads_metadata_only(installed.get("pip", "0")):
-        return None
+    if execution.tool not in ("uv", "pip"):
+        return "conda"
+    if execution.tool == "pip" and not dry_run and not pip_reads_metadata_only(installed.get("pip", "0")):
+        return "no-dry-run"
     after = dict(installed)
     removed: Distributions = {}
     reinstalled: list[Change] = []
@@ -149,19 +116,19 @@ def predict(commands: list[Command], installed: Distributions, settings: ApplySe
             for name in command.step.packages:
                 removed[canonical(name)] = after.pop(canonical(name), "")
             continue
-        argv = dry_run_argv(command, settings.tool)
-        result = run_command(argv, env={**(settings.env or {}), **step_environment(command.step)})
+        argv = dry_run_argv(command, execution.tool)
+        result = run_command(argv, env={**(execution.env or {}), **step_environment(command.step)})
         if not result.ok and "no such option" in result.output:
-            return None  # a pip older than 22.2
+            return "no-dry-run"  # a pip older than 22.2
         if not result.ok:
             raise OrtprovError(
-                f"the installer's dry run of step {command.number} failed: {diagnose(result)}",
+                f"the installer's dry run of step {command.number} failed: {diagnose(result)}; nothing was changed",
                 hint="\n" + tail(result.output) if result.output else None,
             )
         try:
-            after.update(parse_dry_run(settings.tool, result.output))
+            after.update(parse_dry_run(execution.tool, result.output))
         except ValueError:
-            return None
+            return "no-dry-run"
         # the dry run ran before the removals: what it found satisfied, a removed distribution, is installed again
         for name in map(requirement_name, command.step.packages):
             if name in removed and name not in after:
@@ -173,9 +140,9 @@ def predict(commands: list[Command], installed: Distributions, settings: ApplySe
 @dataclass(frozen=True)
 class Session:
     """A locked target: the apply lock (installer/lock.py), the signal guard, and what settling an earlier
-    apply's leftovers said (`recovered`: an environment was restored, so what is installed must be read again)."""
+    apply's leftovers said (`recovered`: an environment was restored)."""
 
-    target: Target
+    prefix: str
     guard: SignalGuard
     lock: ApplyLock | None  # None: a dry run that may not write the lock file (it reads only)
     notes: tuple[str, ...] = ()
@@ -187,27 +154,30 @@ class Session:
 
 
 @contextlib.contextmanager
-def locked(target: Target, *, dry_run: bool = False) -> Iterator[Session]:
-    """Lock the target before anything of it is read, then settle what an earlier apply left (a dry run only
-    says what the next apply will do). A signal before the snapshot stops the apply with nothing changed."""
+def locked(prefix: str, python: str, listener: Listener, *, dry_run: bool = False) -> Iterator[Session]:
+    """Lock the target at `prefix` before anything of it is read, then settle what an earlier apply left (a dry
+    run only says what the next apply will do). A signal before the snapshot stops the apply: with nothing
+    changed, or (after a recovery) with only the earlier apply's snapshot put back."""
     with SignalGuard() as guard:
         lock = None
+        session: Session | None = None
         try:
             with guard.interruptible():
                 try:
-                    lock = acquire_lock(target.prefix)
+                    lock = acquire_lock(prefix)
                 except Busy:
                     raise
                 except OrtprovError:
                     if not dry_run:
                         raise
             faults.reached("locked")
-            notes, recovered = settle(target, guard, dry_run)
-            yield Session(target, guard, lock, notes, recovered)
+            notes, recovered = settle(prefix, guard, dry_run, listener)
+            session = Session(prefix, guard, lock, notes, recovered)
+            yield session
         except Interrupted as exc:
             raise ApplyFailed(
-                f"interrupted by {exc}; nothing was changed",
-                ApplyResult("unchanged", python=target.python, installer=""),
+                f"interrupted by {exc}; {unchanged(session)}",
+                ApplyResult("unchanged", python=python, installer="", notes=session.notes if session else ()),
                 exit_code=128 + exc.signum,
             ) from None
         finally:
@@ -215,16 +185,30 @@ def locked(target: Target, *, dry_run: bool = False) -> Iterator[Session]:
                 lock.release()
 
 
-def settle(target: Target, guard: SignalGuard, dry_run: bool) -> tuple[tuple[str, ...], bool]:
+def unchanged(session: Session | None) -> str:
+    """How an apply that stopped before its first step says what it changed: nothing, or (it recovered an
+    earlier apply first) only that."""
+    if session is not None and session.recovered:
+        return "an earlier apply's snapshot was restored first, and nothing else was changed"
+    return "nothing was changed"
+
+
+def settle(prefix: str, guard: SignalGuard, dry_run: bool, listener: Listener) -> tuple[tuple[str, ...], bool]:
     """Deal with what an earlier apply left in the target, as docs/transaction.md says; (notes, restored).
 
     The same journal gets the same words in a dry run (what the next apply does) and in an apply (what it did)."""
-    left = snapshot.leftover(target.prefix)
+    left = snapshot.leftover(prefix)
     if left.kind == "none":
         return (), False
     pid = left.journal.pid if left.journal is not None else None
     who = f"an earlier apply (pid {pid})" if pid else "an earlier apply"
     root = left.root
+    ended = left.journal.ended if left.journal is not None else None
+    # what became of it: killed (its journal says nothing more), or failed and could not restore everything
+    # what became of it: killed (its journal says nothing more), or stopped and could not restore everything
+    fate = (
+        f"stopped ({ended}) and its restore could not put everything back" if ended else "was killed before it finished"
+    )
     if left.kind == "damaged":
         faults.reached("recovering")
         why = (
@@ -241,9 +225,9 @@ def settle(target: Target, guard: SignalGuard, dry_run: bool) -> tuple[tuple[str
             "leftover": f"{who} left {root} behind while removing it; the next apply removes it",
             "incomplete": f"{who} was killed while taking its snapshot, before it changed anything; "
             "the next apply removes that partial snapshot",
-            "complete": f"{who} was killed before it finished; the next apply restores its snapshot first",
+            "complete": f"{who} {fate}; the next apply restores its snapshot first",
         }[left.kind]
-        _say(f"note: {said}")
+        listener.tell(Said(said))
         return (said,), False
     faults.reached("recovering")
     if left.kind in ("leftover", "incomplete"):
@@ -255,7 +239,7 @@ def settle(target: Target, guard: SignalGuard, dry_run: bool) -> tuple[tuple[str
             else f"{who} was killed while taking its snapshot, before it changed anything; that partial "
             "snapshot was removed"
         )
-        _say(f"note: {said}")
+        listener.tell(Said(said))
         return (said,), False
     assert left.journal is not None
     with guard.held():
@@ -263,15 +247,15 @@ def settle(target: Target, guard: SignalGuard, dry_run: bool) -> tuple[tuple[str
         if not restored.failed:
             snapshot.discard(root)
             if not left.journal.uv_lock_existed:
-                remove_unheld(Path(target.prefix) / UV_LOCK)
+                remove_unheld(Path(prefix) / UV_LOCK)
     if restored.failed:
         raise OrtprovError(
-            f"{who} was killed before it finished; restoring its snapshot could not put back "
+            f"{who} {fate}; restoring its snapshot could not put back "
             f"{len(restored.failed)} paths: {_listing(restored.failed)}",
             hint="make those paths writable (chattr -i, or as their owner), then run again: the snapshot is kept",
         )
-    said = f"{who} was killed before it finished; its snapshot was restored"
-    _say(f"note: {said}")
+    said = f"{who} {fate}; its snapshot was restored"
+    listener.tell(Said(said))
     return (said,), True
 
 
@@ -280,76 +264,101 @@ def _listing(paths: tuple[str, ...] | list[str], shown: int = snapshot.BLOCKED_S
     return "; ".join(paths[:shown]) + more
 
 
-def hook_work(command: Command, target: Target, settings: ApplySettings) -> list[str]:
+def hook_work(command: Command, target: Target, execution: Execution) -> list[str]:
     """What an ortprov step (the loader hook) would write or remove in the target; empty: nothing to do."""
     if command.step.kind == LOADER_HOOK:
-        if settings.hook_files is None:
+        if execution.hook_files is None:
             raise OrtprovError("internal error: the loader hook's files were not prepared")
-        return loader_hook.pending(target.site_packages, settings.hook_files)
+        if not target.site_packages:  # a venv still to be created: every file
+            return list(execution.hook_files)
+        return loader_hook.pending(target.site_packages, execution.hook_files)
     if command.step.kind == REMOVE_LOADER_HOOK:
-        present = loader_hook.installed(target.site_packages)
+        present = bool(target.site_packages) and loader_hook.installed(target.site_packages)
         return [loader_hook.PTH_FILE, loader_hook.PACKAGE_DIR + "/"] if present else []
     raise OrtprovError(f"internal error: ortprov does not carry out {command.step.kind!r} steps")
 
 
-def carry_out(command: Command, target: Target, settings: ApplySettings) -> str:
-    """Do an ortprov step (write or remove the loader hook) and say what changed."""
+def carry_out(command: Command, target: Target, execution: Execution) -> tuple[list[str], str]:
+    """Do an ortprov step (write or remove the loader hook): (the files it changed, what it says)."""
     if command.step.kind == LOADER_HOOK:
-        assert settings.hook_files is not None
-        written = loader_hook.write(target.site_packages, settings.hook_files, target.python)
-        return f"wrote {', '.join(written)} in {target.site_packages}" if written else "already up to date"
+        assert execution.hook_files is not None
+        written = loader_hook.write(target.site_packages, execution.hook_files, target.python)
+        return written, (f"wrote {', '.join(written)} in {target.site_packages}" if written else "already up to date")
     removed = loader_hook.remove(target.site_packages)
-    return f"removed {', '.join(removed)} from {target.site_packages}" if removed else "not installed"
+    return removed, (f"removed {', '.join(removed)} from {target.site_packages}" if removed else "not installed")
+
+
+def dry_run(
+    commands: list[Command],
+    target: Target,
+    installed: Distributions,
+    execution: Execution,
+    session: Session | None,
+    create_venv: str | None = None,
+    create_python: str | None = None,
+) -> ApplyResult:
+    """What the real run would do, from the same commands, stopping before the first change: each step's
+    command (or why it is skipped, or what ortprov's own step would change) and the predicted changes."""
+    start = time.monotonic()
+    with session.guard.interruptible() if session is not None else contextlib.nullcontext():
+        predicted = "new-venv" if create_venv else predict(commands, installed, execution, dry_run=True)
+        hooks = {c.number: hook_work(c, target, execution) for c in commands if c.step.done_by_ortprov}
+    steps = []
+    for c in commands:
+        detail = None
+        if c.number in hooks:
+            detail = f"would change {', '.join(hooks[c.number])}" if hooks[c.number] else "already up to date"
+        summary = step_summary(c.step) if c.step.done_by_ortprov else None
+        steps.append(
+            StepRun(
+                c.number,
+                c.step.kind,
+                c.argv,
+                skipped=c.skipped,
+                packages=c.step.packages,
+                detail=f"{summary}: {detail}" if summary else None,
+            )  # fmt: skip
+        )
+    return ApplyResult(
+        "dry-run",
+        python=target.python,
+        installer=execution.tool,
+        steps=tuple(steps),
+        changes=predicted if isinstance(predicted, tuple) else (),
+        prediction="known" if isinstance(predicted, tuple) else predicted,
+        seconds=time.monotonic() - start,
+        notes=session.notes if session is not None else (),
+        create_venv=create_venv,
+        create_python=create_python,
+    )
 
 
 def apply_plan(
-    plan: Plan, target: Target, installed: Distributions, settings: ApplySettings, session: Session | None = None
+    commands: list[Command], target: Target, installed: Distributions, execution: Execution, session: Session
 ) -> ApplyResult:
-    """Run the plan's steps in the target, or (dry run) say what they would change. `session`: the target
-    locked and settled (flow.run_apply holds it from before the plan was made); None: lock it here."""
-    if session is None:
-        with locked(target, dry_run=settings.dry_run) as session:
-            if session.recovered:
-                installed = distributions(target.python)
-            return apply_plan(plan, target, installed, settings, session)
+    """Run the commands in the target (locked and settled: `session`), all or nothing."""
     start = time.monotonic()
     with session.guard.interruptible():
-        commands = commands_for(plan, target, installed, settings.tool, settings.uv, system=settings.system)
-        predicted = predict(commands, installed, settings)
-        hooks = {c.number: hook_work(c, target, settings) for c in commands if c.step.done_by_ortprov}
-    base: dict[str, Any] = {"python": target.python, "installer": settings.tool, "notes": session.notes}
-    if settings.dry_run:
-        _say(f"dry run: would apply to {target.python} with {settings.tool}:")
-        for command in commands:
-            if command.number in hooks:
-                work = hooks[command.number]
-                state = f"would change {', '.join(work)}" if work else "already up to date"
-                _say(f"  [{command.number}/{len(commands)}] {step_summary(command.step)}: {state}")
-                continue
-            _say(f"  [{command.number}/{len(commands)}] " + (command.skipped or shlex.join(command.argv)))
-        if predicted is None:
-            _say("  changes: unknown (the installer has no dry run)")
-        elif not predicted:
-            _say("  changes: none (already satisfied)")
-        for change in predicted or ():
-            _say(f"  {change}")
-        steps = tuple(StepRun(c.number, c.step.kind, c.argv, skipped=c.skipped or "dry run") for c in commands)
-        return ApplyResult("dry-run", steps=steps, changes=predicted or (), seconds=time.monotonic() - start, **base)
+        predicted = predict(commands, installed, execution, dry_run=False)
+        hooks = {c.number: hook_work(c, target, execution) for c in commands if c.step.done_by_ortprov}
+    base: dict[str, Any] = {"python": target.python, "installer": execution.tool, "notes": session.notes}
     if predicted == () and not any(hooks.values()):
-        findings = files_findings(target, plan_names(commands))
+        findings = files_findings(target, plan_names(commands), execution)
         # what the plan installs is listed but not all there: "already satisfied" would be a lie
         if any(finding.blocking for finding in findings):
             steps = tuple(StepRun(c.number, c.step.kind, c.argv, skipped="files missing") for c in commands)
             return ApplyResult("unchanged", steps=steps, seconds=time.monotonic() - start, findings=findings, **base)
-        _say(f"already satisfied: {target.python} has everything the plan installs; nothing changed")
+        execution.tell(AlreadySatisfied(target.python))
         steps = tuple(StepRun(c.number, c.step.kind, c.argv, skipped="already satisfied") for c in commands)
         return ApplyResult("unchanged", steps=steps, seconds=time.monotonic() - start, findings=findings, **base)
-    removals = [str(c) for c in (predicted or ()) if c.before is not None]
-    if predicted is None:  # no prediction: at least the uninstall steps are known to remove
+    if isinstance(predicted, tuple):
+        removals = [str(c) for c in predicted if c.before is not None]
+        touched = {c.name for c in predicted if c.before is not None}
+    else:  # no prediction: the uninstall steps are known to remove, and the plan names what it installs
         removals = uninstall_removals(commands, installed)
-    confirm_removals(removals, settings)
-    touched = None if predicted is None else {c.name for c in predicted if c.before is not None}
-    return _transaction(commands, target, installed, settings, start, base, session, touched)
+        touched = set(plan_names(commands))
+    confirm_removals(removals, execution)
+    return _transaction(commands, target, installed, execution, start, base, session, touched)
 
 
 def uninstall_removals(commands: list[Command], installed: Distributions) -> list[str]:
@@ -362,41 +371,30 @@ def uninstall_removals(commands: list[Command], installed: Distributions) -> lis
     ]
 
 
-def confirm_removals(removals: list[str], settings: ApplySettings) -> None:
+def confirm_removals(removals: list[str], execution: Execution) -> None:
     """Ask before removing or replacing installed distributions, unless --yes; refuse with no terminal."""
-    if not removals or settings.yes:
+    if not removals or execution.yes:
         return
     listing = ", ".join(removals)
-    if settings.confirm is None:
+    answer = execution.listener.ask(f"This removes or replaces: {listing}. Continue?")
+    if answer is None:
         raise BadInput(
             f"the plan removes or replaces installed distributions ({listing})",
             hint="review with --dry-run, then confirm with --yes (there is no terminal to ask on)",
         )
-    if not settings.confirm(f"This removes or replaces: {listing}. Continue?"):
+    if not answer:
         raise OrtprovError("cancelled: nothing was changed", hint="review the plan with --dry-run")
-
-
-def run_commands(
-    commands: list[Command], target: Target, installed: Distributions, settings: ApplySettings
-) -> ApplyResult:
-    """Run prepared commands transactionally (used by the conda installer)."""
-    base: dict[str, Any] = {"python": target.python, "installer": settings.tool, "notes": ()}
-    with locked(target) as session:
-        if session.recovered:
-            installed = distributions(target.python)
-        base["notes"] = session.notes
-        return _transaction(commands, target, installed, settings, time.monotonic(), base, session, None)
 
 
 def _transaction(
     commands: list[Command],
     target: Target,
     installed: Distributions,
-    settings: ApplySettings,
+    execution: Execution,
     start: float,
     base: dict,
     session: Session,
-    touched: set[str] | None,
+    touched: set[str],
 ) -> ApplyResult:
     """Snapshot, steps, check, then commit or restore (docs/transaction.md: the states). Signals cut short only
     the interruptible parts; everything after them runs to its end and says what happened."""
@@ -410,35 +408,38 @@ def _transaction(
     uv_lock_existed = lock.uv_lock_existed if lock is not None else (Path(target.prefix) / UV_LOCK).exists()
     verifying = False
     changing = False  # a step started: from here on, a failure restores
+    own: list[str] = []
+    total = len(commands)
     try:
         with guard.interruptible():
             faults.reached("planned")
-            taken = snapshot.take(
-                target.prefix, target.install_dirs, installed, held=guard.held, uv_lock_existed=uv_lock_existed
-            )
-            how = "hard links" if taken.linked else "copies"
-            _say(f"snapshot: {taken.files} files of {target.prefix} ({how}, {taken.seconds:.1f}s)")
+            try:
+                taken = snapshot.take(
+                    target.prefix, target.install_dirs, installed, held=guard.held, uv_lock_existed=uv_lock_existed
+                )
+            except OSError as exc:
+                raise _SnapshotFailed(exc, target.prefix) from None
+            execution.tell(SnapshotTaken(taken.files, target.prefix, taken.linked, taken.seconds))
             faults.reached("snapshot-taken")
             blocked = _relevant(taken.blocked, target, touched)
             if blocked:
                 failure = f"cannot change {len(blocked)} paths the plan touches: {_listing(blocked)}"
             for command in [] if blocked else commands:
-                packages = " ".join(command.step.packages)
-                label = f"[{command.number}/{len(commands)}] {command.step.kind} {packages}"
+                step = command.step
                 if command.skipped:
-                    _say(f"{label}: skipped, {command.skipped}")
-                    runs.append(StepRun(command.number, command.step.kind, (), skipped=command.skipped))
+                    execution.tell(StepSkipped(command.number, total, step.kind, step.packages, command.skipped))
+                    runs.append(StepRun(command.number, step.kind, (), skipped=command.skipped))
                     continue
                 changing = True
-                if command.step.done_by_ortprov:
-                    did = carry_out(command, target, settings)
-                    _say(f"[{command.number}/{len(commands)}] {step_summary(command.step)}: {did}")
-                    runs.append(StepRun(command.number, command.step.kind, (), 0))
+                if step.done_by_ortprov:
+                    changed, did = carry_out(command, target, execution)
+                    own += changed
+                    execution.tell(OwnStepDone(command.number, total, step_summary(step), did))
+                    runs.append(StepRun(command.number, step.kind, (), 0, detail=did))
                     faults.reached("hook-written")
                     continue
-                _say(f"{label}\n      $ {shlex.join(command.argv)}")
+                execution.tell(StepStarted(command.number, total, step.kind, step.packages, command.argv))
                 began = time.monotonic()
-                echo = (lambda line: print_err(f"      | {line}")) if settings.verbose else None
 
                 def started(pid: int) -> None:
                     if lock is not None:
@@ -447,33 +448,37 @@ def _transaction(
 
                 result: CommandResult = run_command(
                     list(command.argv),
-                    echo=echo,
-                    env={**(settings.env or {}), **step_environment(command.step)},
+                    echo=(lambda line: execution.tell(InstallerLine(line))) if execution.verbose else None,
+                    env={**(execution.env or {}), **step_environment(step)},
                     pass_fds=session.installer_fds(),
                     on_start=started,
+                    watch=execution.listener.watch,
                 )
                 if lock is not None:
                     lock.note_installer(None)
                 faults.reached("installer-finished")
                 seconds = time.monotonic() - began
-                runs.append(StepRun(command.number, command.step.kind, command.argv, result.returncode, seconds))
+                runs.append(StepRun(command.number, step.kind, command.argv, result.returncode, seconds))
                 if not result.ok:
-                    failure = f"step {command.number} ({command.step.kind}) failed: {diagnose(result)}"
+                    failure = f"step {command.number} ({step.kind}) failed: {diagnose(result)}"
                     output = result.output
                     break
-                _say(f"      done in {seconds:.1f}s")
-            if failure is None and settings.check is not None:
+                execution.tell(StepFinished(seconds))
+            if failure is None and execution.check is not None:
                 verifying = True
-                failure = settings.check()
+                failure = execution.check()
                 faults.reached("verified")
     except Interrupted as exc:
         failure = f"interrupted by {exc}" + (" during verification" if verifying else "")
         exit_code = 128 + exc.signum
+    except _SnapshotFailed as exc:
+        failure = str(exc)
     except Exception as exc:  # noqa: BLE001 - any failure must restore the environment
-        failure = f"ortprov failed: {type(exc).__name__}: {exc}"
+        failure = f"ortprov failed: {_cause(exc)}"
     # from here on, signals are only recorded: the apply ends in one of two states and says which
+    concerned = plan_names(commands)
     if failure is None and taken is not None:
-        return _commit(taken, target, installed, runs, start, base, session, plan_names(commands))
+        return _commit(taken, target, installed, runs, start, base, session, concerned, tuple(own), execution)
     return _roll_back(
         failure or "failed",
         output,
@@ -484,10 +489,29 @@ def _transaction(
         runs,
         start,
         base,
-        settings,
+        execution,
         session,
-        plan_names(commands),
+        concerned,
     )
+
+
+class _SnapshotFailed(Exception):
+    """The snapshot could not be taken (the disk is full, ...): said in one sentence, nothing was changed."""
+
+    def __init__(self, exc: OSError, prefix: str) -> None:
+        super().__init__(f"taking the snapshot of {prefix} failed: {_cause(exc)}")
+
+
+def _cause(exc: BaseException) -> str:
+    """An unexpected exception in words: a full disk (no space, or no inodes left) as such, an OSError by its
+    reason and path, anything else by its type."""
+    if isinstance(exc, OSError):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            where = f" (writing {exc.filename})" if exc.filename else ""
+            return f"the disk is full: no space or no free inodes left{where}"
+        reason = exc.strerror or str(exc)
+        return f"{reason}: {exc.filename}" if exc.filename else reason
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _commit(
@@ -499,24 +523,24 @@ def _commit(
     base: dict,
     session: Session,
     concerned: frozenset[str],
+    own: tuple[str, ...],
+    execution: Execution,
 ) -> ApplyResult:
     faults.reached("committing")
     snapshot.discard(taken.root)  # its journal goes first: from then on the change is final
     after = distributions(target.python)
     changes = diff(installed, after)
-    findings = files_findings(target, concerned | {canonical(c.name) for c in changes})
+    findings = files_findings(target, concerned | {canonical(c.name) for c in changes}, execution)
     faults.reached("files-checked")
     notes = list(base.pop("notes"))
     if session.guard.received:
         name = signal.Signals(session.guard.received[0]).name
         notes.append(f"{name} came after the change was complete: it is kept")
-        _say(f"note: {notes[-1]}")
-    if changes:
-        _say("changed: " + ", ".join(str(c) for c in changes))
-    elif not findings:
-        _say("already satisfied: nothing changed")
+        execution.tell(Said(notes[-1]))
+    if changes or own or not findings:
+        execution.tell(Committed(changes, own))
     return ApplyResult(
-        "applied" if changes else "unchanged",
+        "applied" if changes or own else "unchanged",
         steps=tuple(runs),
         changes=changes,
         snapshot_files=taken.files,
@@ -524,6 +548,7 @@ def _commit(
         seconds=time.monotonic() - start,
         findings=findings,
         notes=tuple(notes),
+        own_files=own,
         **base,
     )
 
@@ -538,26 +563,28 @@ def _roll_back(
     runs: list[StepRun],
     start: float,
     base: dict,
-    settings: ApplySettings,
+    execution: Execution,
     session: Session,
     concerned: frozenset[str],
 ) -> ApplyResult:
-    if output and not settings.verbose:
-        _say("installer output (last lines):\n" + "\n".join(f"      | {line}" for line in tail(output).splitlines()))
+    if output and not execution.verbose:
+        execution.tell(InstallerTail("installer", tail(output)))
     failed: tuple[str, ...] = ()
     changed = 0
     if taken is not None:
-        _say(f"{failure}; restoring the environment from the snapshot ...")
+        execution.tell(Restoring(failure))
         faults.reached("restoring")
         restored = snapshot.restore(taken.trees)
         faults.reached("restored")
         changed, failed = restored.changed, restored.failed
-        if not failed:  # otherwise the journal stays: the next apply tries again, once the paths are writable
+        if failed:  # the journal stays: the next apply tries again, once the paths are writable
+            snapshot.mark_ended(taken.root, failure)
+        else:
             snapshot.discard(taken.root)
     else:
         snapshot.discard(snapshot.snapshot_root(target.prefix))  # no step ran: nothing to put back
     now = distributions(target.python)
-    findings = files_findings(target, concerned)
+    findings = files_findings(target, concerned, execution)
     exact = now == installed and not failed and not any(finding.blocking for finding in findings)
     result = ApplyResult(
         "restored",
@@ -574,7 +601,7 @@ def _roll_back(
     )
     extra = session.guard.received[1:] if session.guard.raised else session.guard.received
     if extra:
-        _say("(signals received during the restore were held until it finished)")
+        execution.tell(SignalsHeld())
     if failed:
         message = (
             f"{failure}; the restore could not put back {len(failed)} paths: {_listing(failed)} "
@@ -582,7 +609,7 @@ def _roll_back(
         )
         hint = "make those paths writable (chattr -i, or as their owner), then run apply again: it restores them"
     elif taken is None:
-        message = f"{failure}; nothing was changed"
+        message = f"{failure}; {unchanged(session)}"
         hint = None
     elif exact:
         message = f"{failure}; the environment was restored ({changed} paths put back, distributions as before)"
@@ -594,11 +621,12 @@ def _roll_back(
     raise ApplyFailed(message, result, output, exit_code, hint=hint)
 
 
-def _relevant(blocked: tuple[str, ...], target: Target, touched: set[str] | None) -> list[str]:
+def _relevant(blocked: tuple[str, ...], target: Target, touched: set[str]) -> list[str]:
     """The unchangeable paths an apply would touch: an install directory itself, or a path of a distribution it
-    removes or replaces (its RECORD); every one when what it changes is not known."""
-    if not blocked or touched is None:
-        return list(blocked)
+    removes or replaces (its RECORD). A path elsewhere is no reason to stop: should the installer need it after
+    all, it fails, and the apply restores."""
+    if not blocked:
+        return []
     dirs = {os.path.realpath(d) for d in target.install_dirs}
     owned = _owned_paths(target, touched)
     keep = []
@@ -637,10 +665,10 @@ def plan_names(commands: list[Command]) -> frozenset[str]:
     return frozenset(names)
 
 
-def files_findings(target: Target, concerned: frozenset[str]) -> tuple[Finding, ...]:
-    """`package-files-missing` for every distribution whose RECORD lists files missing on disk (said on stderr):
-    an error for the distributions this apply installs, removes or changed (`concerned`), a warning for the others
-    (this apply did not touch them: the finding is true, but it is not this apply's outcome)."""
+def files_findings(target: Target, concerned: frozenset[str], execution: Execution) -> tuple[Finding, ...]:
+    """`package-files-missing` for every distribution whose RECORD lists files missing on disk (told as it is
+    found): an error for the distributions this apply installs, removes or changed (`concerned`), a warning for
+    the others (this apply did not touch them: the finding is true, but it is not this apply's outcome)."""
     report = check_files(target.python)
     found = []
     for dist in report.incomplete:
@@ -653,6 +681,6 @@ def files_findings(target: Target, concerned: frozenset[str]) -> tuple[Finding, 
             (f"{dist.name} {dist.version}: {dist.missing_files}",),
             f"{target.python} -m pip install --force-reinstall --no-deps {dist.name}=={dist.version}",
         )
-        _say(f"{finding.severity}: {finding.title} (package-files-missing); fix: {finding.fix}")
+        execution.tell(Said(f"{finding.title} (package-files-missing); fix: {finding.fix}", finding.severity))
         found.append(finding)
     return tuple(found)

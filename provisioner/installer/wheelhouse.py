@@ -9,30 +9,20 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from provisioner.plan import Plan, Step, source_options
+from provisioner.platforms import pip_platform_tags
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PLAN_FILE = "plan.json"
-
-_LEGACY = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
 
 
 def platform_tags(platform: str, glibc: str | None = None) -> list[str]:
     """pip --platform tags a host accepts, newest first (platform: linux-x86_64, windows-amd64 ...)."""
-    os_name, _, arch = platform.partition("-")
-    if os_name == "windows":
-        return ["win_amd64"] if arch in ("amd64", "x86_64") else [f"win_{arch}"]
-    if os_name != "linux":
-        raise ValueError(f"unsupported platform {platform!r}")
-    major, _, minor = (glibc or "2.28").partition(".")
-    newest = int(minor) if major == "2" and minor.isdigit() else 28
-    tags = []
-    for glibc_minor in range(newest, 4, -1):
-        tags.append(f"manylinux_2_{glibc_minor}_{arch}")
-        if glibc_minor in _LEGACY and (glibc_minor != 5 or arch == "x86_64"):
-            tags.append(f"{_LEGACY[glibc_minor]}_{arch}")
-    return [*tags, f"linux_{arch}"]
+    return pip_platform_tags(platform, glibc)
 
 
 def download_argv(
@@ -65,6 +55,39 @@ def target_of(plan: Plan) -> tuple[str | None, str | None, str | None]:
     host = plan.hosts[0]
     minor = host.python.minor if host.python else None
     return minor, host.platform.tag, host.platform.glibc
+
+
+def unfit_for(folder: Path, names: frozenset[str], minor: str) -> dict[str, tuple[str, ...]]:
+    """The distributions among `names` whose wheels in `folder` all need another Python than `minor` ("3.11"):
+    name -> the Python tags its wheels have (cp312 ...). Read from the wheels' file names (their tags); a
+    distribution with no wheel there is not judged here (the installer says what is missing)."""
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+    wanted = tuple(int(part) for part in minor.rstrip("t").split(".")[:2])
+    found: dict[str, list[str]] = {}
+    fits: set[str] = set()
+    for wheel in sorted(folder.glob("*.whl")):
+        try:
+            name, _, _, tags = parse_wheel_filename(wheel.name)
+        except InvalidWheelFilename:
+            continue
+        if canonicalize_name(name) not in names:
+            continue
+        found.setdefault(str(name), []).extend(sorted({tag.interpreter for tag in tags}))
+        if any(_python_fits(tag.interpreter, tag.abi, wanted) for tag in tags):
+            fits.add(str(name))
+    return {name: tuple(dict.fromkeys(tags)) for name, tags in found.items() if name not in fits}
+
+
+def _python_fits(interpreter: str, abi: str, wanted: tuple[int, ...]) -> bool:
+    """Whether a wheel's interpreter tag (py3, cp312, cp39 with abi3) runs on Python `wanted` (3, 11)."""
+    digits = interpreter[2:]
+    if interpreter.startswith("py"):
+        return digits in ("", str(wanted[0])) or digits == "".join(map(str, wanted))
+    if not interpreter.startswith("cp") or not digits.isdigit():
+        return False
+    tagged = (int(digits[0]), int(digits[1:] or 0))
+    return tagged <= wanted if abi == "abi3" else tagged == wanted
 
 
 def save_plan(plan: Plan, dest: Path) -> Path:

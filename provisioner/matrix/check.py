@@ -8,14 +8,16 @@ Every problem names the file, the entry and the reason ("onnxruntime-gpu.yaml: b
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from provisioner.matrix.gpunames import gpu_key
-from provisioner.matrix.model import PART_FILES, LibraryWheel, Matrix
+from provisioner.matrix.model import PART_FILES, LibraryWheel, Matrix, OrtBuild, WheelPlatform
 from provisioner.serde import from_jsonable
 from provisioner.versions import major as major_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 SCHEMA_VERSION = 1
 PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows-amd64")
@@ -103,6 +105,31 @@ def check_matrix(matrix: Matrix, files: dict[str, str] = PART_FILES) -> list[Pro
     problems += _check_tensorrt(matrix, files["tensorrt"])
     problems += _check_errors(matrix, files["cuda"])
     problems += _check_gpus(matrix, files.get("gpus", "gpus.yaml"))
+    problems += _check_files(matrix, files.get("files", "wheel-files.yaml"))
+    return problems
+
+
+def _check_files(matrix: Matrix, file: str) -> list[Problem]:
+    """Each (package, platform, version) once; known platforms; relative paths; a source on every entry."""
+    problems: list[Problem] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for index, row in enumerate(matrix.wheel_files):
+        entry = f"files[{index}] ({row.package}, {row.platform})"
+        problems += _sources(file, entry, row.sources)
+        if row.platform not in PLATFORMS:
+            problems.append(Problem(file, entry, f"unknown platform {row.platform!r}"))
+        if not row.versions:
+            problems.append(Problem(file, entry, "lists no versions"))
+        if not row.files:
+            problems.append(Problem(file, entry, "lists no files"))
+        bad = [f for f in row.files if f.startswith(("/", "../")) or "\\" in f]
+        if bad:
+            problems.append(Problem(file, entry, f"path {bad[0]!r} is not relative to site-packages"))
+        for version in row.versions:
+            key = (row.package, row.platform, version)
+            if key in seen:
+                problems.append(Problem(file, entry, f"{row.package} {version} already listed in files[{seen[key]}]"))
+            seen[key] = index
     return problems
 
 
@@ -217,6 +244,7 @@ def _check_builds(matrix: Matrix, file: str) -> list[Problem]:
                 reasons.append(f"{plat.platform} needs a glibc_min like '2.28', got {plat.glibc_min!r}")
             elif plat.platform.startswith("windows") and plat.glibc_min is not None:
                 reasons.append(f"{plat.platform} cannot have a glibc_min")
+            reasons += _wheel_contents_problems(build, plat)
         if len({p.platform for p in build.platforms}) != len(build.platforms):
             reasons.append("lists a platform twice")
         if build.index_url is not None and not _URL.match(build.index_url):
@@ -224,11 +252,39 @@ def _check_builds(matrix: Matrix, file: str) -> list[Problem]:
         reasons += [
             f"requirement {r!r} is not a pip requirement" for r in build.requirements if not _REQUIREMENT.match(r)
         ]
-        reasons += [f"cuda_arch {a!r} is not like '8.6'" for a in build.cuda_archs or () if not _CUDA_MINOR.match(a)]
         if not build.confirmed and not build.notes:
             reasons.append("is not confirmed from the wheel and has no notes saying why")
         problems += [Problem(file, entry, reason) for reason in reasons]
     return problems
+
+
+_KERNEL = re.compile(r"^sm_\d{2,3}[a-z]?$")
+_PTX = re.compile(r"^compute_\d{2,3}[a-z]?$")
+_PROVIDER = re.compile(r"^[a-z][a-z0-9_]*$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _wheel_contents_problems(build: OrtBuild, plat: WheelPlatform) -> list[str]:
+    """What is wrong with what a platform's wheels were read to hold (Pythons, providers, GPU code)."""
+    where = plat.platform
+    reasons = [f"{where}: python {p!r} is not like '3.12' or '3.13t'" for p in plat.python if not _PYTHON.match(p)]
+    if all(_PYTHON.match(p) for p in build.python):  # else the build's own list is what is reported
+        reasons += [
+            f"{where}: python {p} is not in the build's python list" for p in plat.python if p not in build.python
+        ]
+    if plat.sha256 is not None and not _SHA256.match(plat.sha256):
+        reasons.append(f"{where}: sha256 {plat.sha256!r} is not a SHA-256 digest")
+    if plat.providers is not None and not plat.wheel:
+        reasons.append(f"{where}: providers were read from no named wheel (give `wheel`)")
+    names = [p.provider for p in plat.providers or ()]
+    if len(set(names)) != len(names):
+        reasons.append(f"{where}: lists a provider twice")
+    for provider in plat.providers or ():
+        if not _PROVIDER.match(provider.provider):
+            reasons.append(f"{where}: provider {provider.provider!r} is not a provider name like 'cuda'")
+        reasons += [f"{where}: kernel {k!r} is not like 'sm_90a'" for k in provider.kernels if not _KERNEL.match(k)]
+        reasons += [f"{where}: PTX {p!r} is not like 'compute_90'" for p in provider.ptx if not _PTX.match(p)]
+    return reasons
 
 
 def _check_wheels(matrix: Matrix, file: str) -> list[Problem]:

@@ -12,15 +12,19 @@ import html
 import json
 import re
 import time
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from provisioner.matrix.model import CudaMajor, OrtBuild, WheelPlatform
+from provisioner.matrix.model import CudaMajor, OrtBuild, ProviderLibrary, WheelPlatform
+from provisioner.serde import to_jsonable
 from provisioner.standalone.libnames import linux_soname, soname_of
 from provisioner.versions import major, vtuple
-from provisioner.wheelfacts import WheelFacts, WheelName, parse_wheel_name
+from provisioner.wheelfacts import ProviderRead, WheelFacts, WheelName, parse_wheel_name
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
 
 PYPI_SIMPLE = "https://pypi.org/simple/"
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
@@ -51,6 +55,7 @@ class IndexFile:
     url: str
     requires_python: str | None = None
     yanked: bool = False
+    sha256: str | None = None  # as the index lists it
 
 
 def simple_project_url(index_url: str, project: str) -> str:
@@ -104,12 +109,14 @@ def parse_simple_json(data: dict[str, Any], base_url: str) -> list[IndexFile]:
     files = []
     for item in data["files"]:
         yanked = item.get("yanked", False)
+        hashes = item.get("hashes") or {}
         files.append(
             IndexFile(
                 filename=item["filename"],
                 url=urljoin(base_url, item["url"]),
                 requires_python=item.get("requires-python"),
                 yanked=bool(yanked),
+                sha256=hashes.get("sha256") if isinstance(hashes, dict) else None,
             )
         )
     return files
@@ -124,12 +131,15 @@ def parse_simple_html(text: str, base_url: str) -> list[IndexFile]:
         if not href:
             continue
         rp = re.search(r'data-requires-python\s*=\s*"([^"]*)"', attrs)
+        url = urljoin(base_url, html.unescape(href.group(1)))
+        digest = re.search(r"#sha256=([0-9a-f]{64})", url)
         files.append(
             IndexFile(
                 filename=name,
-                url=urljoin(base_url, html.unescape(href.group(1))),
+                url=url,
                 requires_python=html.unescape(rp.group(1)) if rp else None,
                 yanked="data-yanked" in attrs,
+                sha256=digest.group(1) if digest else None,
             )
         )
     return files
@@ -190,6 +200,7 @@ def build_from_facts(
     index_url: str | None = None,
     fallback: OrtBuild | None = None,
     extra_sources: tuple[str, ...] = (),
+    contents: dict[str, PlatformContents] | None = None,
 ) -> tuple[OrtBuild | None, list[str]]:
     """An OrtBuild from one release's wheel names and the facts read per platform; plus notes.
 
@@ -240,16 +251,8 @@ def build_from_facts(
             tensorrt = fallback.tensorrt_version
         else:
             tensorrt = str(trt_major)
-    platforms: dict[str, str | None] = {}
-    for name, _ in wheels:
-        if name.platform not in ("linux-x86_64", "linux-aarch64", "windows-amd64"):
-            continue
-        floor = platforms.get(name.platform)
-        if name.glibc_min and (floor is None or vtuple(name.glibc_min) < vtuple(floor)):
-            platforms[name.platform] = name.glibc_min
-        else:
-            platforms.setdefault(name.platform, name.glibc_min)
-    pythons = sorted({name.python for name, _ in wheels}, key=lambda p: (vtuple(p), p.endswith("t")))
+    platforms = platform_records(wheels, contents)
+    pythons = python_order(name.python for name, _ in wheels)
     cuda_major_number = major(cuda_version)
     reqs_from = linked or (trt_linked if linux and linux.cuda_provider_libraries is None else {})
     requirements, lazy, broken, extra_notes = _requirements(extras, reqs_from, cuda_major_number, cudnn, majors)
@@ -258,14 +261,17 @@ def build_from_facts(
         notes.append(f"do not use the extra(s) {', '.join(broken)}: `requirements` lists the working packages")
     if linux and linux.cuda_provider_libraries is None and fallback and fallback.requirements:
         requirements, lazy = fallback.requirements, fallback.libraries_lazy
-    linked_libs = (
-        tuple(
-            lib for lib in (linux.cuda_provider_libraries or ()) if _matrix_library(lib) or lib.startswith("libcuda.so")
-        )
-        if linux
-        else ()
+    linux_read = next(
+        (p.provider("cuda") for p in platforms if p.platform.startswith("linux-") and p.provider("cuda")), None
     )
-    if linux and linux.cuda_provider_libraries is None:
+    linux_linked = linux.cuda_provider_libraries if linux else None
+    if linux_linked is None and linux_read is not None and linux_read.needs is not None:
+        linux_linked = linux_read.needs  # the whole library was read: its dynamic section, wherever it lies
+        notes.append("libraries_linked read from the CUDA provider's dynamic section (the whole library streamed)")
+    linked_libs = tuple(
+        sorted(lib for lib in (linux_linked or ()) if _matrix_library(lib) or lib.startswith("libcuda.so"))
+    )
+    if linux and linux_linked is None:
         notes.append(
             "the CUDA provider's dynamic section could not be read from the first MBs of the wheel member "
             "(patchelf moved it to the end of the file): libraries_linked left empty"
@@ -284,8 +290,8 @@ def build_from_facts(
         ort_version=version,
         cuda_version=cuda_version,
         cudnn_version=cudnn,
-        python=tuple(pythons),
-        platforms=tuple(WheelPlatform(p, platforms[p]) for p in sorted(platforms)),
+        python=pythons,
+        platforms=platforms,
         sources=tuple(dict.fromkeys(sources)),
         index_url=index_url,
         tensorrt_version=tensorrt,
@@ -294,7 +300,6 @@ def build_from_facts(
         libraries_linked=linked_libs,
         libraries_lazy=lazy,
         preload_dlls=any(f.preload_dlls for f in facts.values()),
-        cuda_archs=fallback.cuda_archs if fallback else None,
         confirmed=True,
         notes="; ".join(notes) or None,
     )
@@ -303,13 +308,13 @@ def build_from_facts(
 
 def fallback_build(builds: Iterable[OrtBuild], version: str) -> OrtBuild | None:
     """For a release not recorded yet: the newest recorded PyPI build older than it, with its per-release
-    facts (TensorRT minor, compiled archs) cleared; `build_from_facts` takes what old wheels do not say
-    (the CUDA minor, requirements) from it."""
+    facts (TensorRT minor) cleared; `build_from_facts` takes what old wheels do not say (the CUDA minor,
+    requirements) from it."""
     older = [b for b in builds if b.index_url is None and vtuple(b.ort_version) < vtuple(version)]
     if not older:
         return None
     best = max(older, key=lambda b: vtuple(b.ort_version))
-    return replace(best, ort_version=version, tensorrt_version=None, cuda_archs=None)
+    return replace(best, ort_version=version, tensorrt_version=None)
 
 
 def _requirements(
@@ -380,3 +385,176 @@ def read_release(
         source = open_source(item.url)
         facts[platform] = read_wheel_facts(source, read_libraries=read_libraries and platform.startswith("linux"))
     return facts
+
+
+# --- what each platform's wheels hold (provider libraries: GPU code, imports) -------------------------------
+
+PLATFORM_TAGS = ("linux-x86_64", "linux-aarch64", "windows-amd64")
+
+
+@dataclass(frozen=True)
+class PlatformContents:
+    """What one platform's wheels of a release hold, read from them: the facts of `WheelPlatform` that a file
+    name does not tell, and notes on what could not be read."""
+
+    providers: tuple[ProviderLibrary, ...]
+    wheel: str
+    sha256: str | None
+    wheels_alike: int
+    notes: tuple[str, ...] = ()
+    bytes_read: int = 0
+
+
+def _provider_record(read: ProviderRead) -> ProviderLibrary:
+    return ProviderLibrary(read.provider, read.needs, read.delay_loads, read.kernels, read.ptx)
+
+
+def _provider_read(data: dict[str, Any]) -> ProviderRead:
+    """A ProviderRead from its cached JSON (lists back to tuples)."""
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    return ProviderRead(**fields)
+
+
+def _cached(cache: Path | None, key: str | None) -> dict[str, Any] | None:
+    if cache is None or not key:
+        return None
+    try:
+        data: dict[str, Any] = json.loads((cache / f"{key}.json").read_text(encoding="utf-8"))
+        return data
+    except (OSError, ValueError):
+        return None
+
+
+def _store(cache: Path | None, key: str | None, data: dict[str, Any]) -> None:
+    if cache is None or not key:
+        return
+    cache.mkdir(parents=True, exist_ok=True)
+    temporary = cache / f".{key}.json.tmp"
+    temporary.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    temporary.replace(cache / f"{key}.json")
+
+
+def _directory_digest(source: Any) -> dict[str, list[int]]:
+    """provider -> [size, CRC-32] of its library, from the central directory alone."""
+    from provisioner.wheelfacts import provider_members
+    from provisioner.ziprange import central_directory
+
+    return {name: [e.size, e.crc32] for name, e in provider_members(central_directory(source)).items()}
+
+
+def read_platform_contents(
+    wheels: list[tuple[WheelName, IndexFile]],
+    open_source: Callable[[str], Any],
+    cache: Path | None = None,
+    every_wheel: bool = True,
+) -> PlatformContents:
+    """Read one platform's wheels of one release: every wheel's central directory (its provider libraries'
+    sizes and CRC-32s), and the provider libraries of the first wheel, streamed once (GPU code, imports); every
+    wheel whose libraries are other bytes is read too (each Python's wheel is built apart), and one that holds
+    other facts is noted. `wheels_alike` counts the wheels that agree. Results are cached per wheel sha256."""
+    from provisioner.wheelfacts import provider_members, read_provider
+    from provisioner.ziprange import central_directory
+
+    ordered = sorted(wheels, key=lambda w: (w[0].python.endswith("t"), [-part for part in vtuple(w[0].python)]))
+    digests: dict[str, dict[str, list[int]]] = {}
+    bytes_read = 0
+    for name, item in ordered:
+        cached = _cached(cache, f"{item.sha256}.directory" if item.sha256 else None)
+        if cached is None:
+            source = open_source(item.url)
+            cached = _directory_digest(source)
+            bytes_read += getattr(source, "bytes_read", 0)
+            _store(cache, f"{item.sha256}.directory" if item.sha256 else None, cached)
+        digests[name.filename] = cached
+
+    def read_all(name: WheelName, item: IndexFile) -> list[ProviderRead]:
+        nonlocal bytes_read
+        cached = _cached(cache, item.sha256)
+        if cached is not None:
+            return [_provider_read(r) for r in cached["providers"]]
+        source = open_source(item.url)
+        entries = central_directory(source)
+        reads = [read_provider(source, entry, provider) for provider, entry in provider_members(entries).items()]
+        bytes_read += getattr(source, "bytes_read", 0)
+        _store(cache, item.sha256, {"wheel": name.filename, "providers": [to_jsonable(r) for r in reads]})
+        return reads
+
+    first_name, first_item = ordered[0]
+    reads = read_all(first_name, first_item)
+    notes = [f"{first_name.filename}: {r.provider}: {note}" for r in reads for note in r.notes]
+    alike = 0
+    for name, item in ordered:
+        if digests[name.filename] == digests[first_name.filename]:
+            alike += 1  # the same bytes
+            continue
+        if not every_wheel:
+            continue  # one wheel per platform (ortprov matrix update): the others are not counted as read
+        others = read_all(name, item)  # built apart (other build ids): read it too
+        if [_provider_record(r) for r in others] == [_provider_record(r) for r in reads]:
+            alike += 1
+        else:
+            notes.append(f"{name.filename}: its provider libraries hold other facts than {first_name.filename}'s")
+    return PlatformContents(
+        providers=tuple(_provider_record(r) for r in reads),
+        wheel=first_name.filename,
+        sha256=first_item.sha256,
+        wheels_alike=alike,
+        notes=tuple(notes),
+        bytes_read=bytes_read,
+    )
+
+
+def read_contents(
+    wheels: list[tuple[WheelName, IndexFile]],
+    open_source: Callable[[str], Any],
+    cache: Path | None = None,
+    every_wheel: bool = True,
+) -> dict[str, PlatformContents]:
+    """PlatformContents per platform (linux-x86_64, linux-aarch64, windows-amd64) of one release; with
+    every_wheel=False the provider libraries of one wheel per platform only (the newest CPython's)."""
+    per_platform: dict[str, list[tuple[WheelName, IndexFile]]] = {}
+    for name, item in wheels:
+        if name.platform in PLATFORM_TAGS:
+            per_platform.setdefault(name.platform, []).append((name, item))
+    return {
+        tag: read_platform_contents(found, open_source, cache, every_wheel)
+        for tag, found in sorted(per_platform.items())
+    }
+
+
+def platform_records(
+    wheels: list[tuple[WheelName, IndexFile]], contents: dict[str, PlatformContents] | None = None
+) -> tuple[WheelPlatform, ...]:
+    """One WheelPlatform per platform with wheels: its glibc floor and Pythons from the file names, what its
+    wheels hold from `contents` where they were read."""
+    floors: dict[str, str | None] = {}
+    pythons: dict[str, set[str]] = {}
+    for name, _ in wheels:
+        if name.platform not in PLATFORM_TAGS:
+            continue
+        floor = floors.get(name.platform)
+        if name.glibc_min and (floor is None or vtuple(name.glibc_min) < vtuple(floor)):
+            floors[name.platform] = name.glibc_min
+        else:
+            floors.setdefault(name.platform, name.glibc_min)
+        pythons.setdefault(name.platform, set()).add(name.python)
+    records = []
+    for tag in sorted(floors):
+        read = (contents or {}).get(tag)
+        records.append(
+            WheelPlatform(
+                tag,
+                floors[tag],
+                python=python_order(pythons[tag]),
+                providers=read.providers if read else None,
+                wheel=read.wheel if read else None,
+                sha256=read.sha256 if read else None,
+                wheels_alike=read.wheels_alike if read else 0,
+            )
+        )
+    return tuple(records)
+
+
+def python_order(pythons: Iterable[str]) -> tuple[str, ...]:
+    """ "3.10" < "3.13" < "3.13t" < "3.14"."""
+    return tuple(sorted(set(pythons), key=lambda p: (vtuple(p), p.endswith("t"))))

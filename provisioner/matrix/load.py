@@ -27,9 +27,11 @@ from provisioner.matrix.model import (
     LibraryWheel,
     Matrix,
     OrtBuild,
+    ProviderLibrary,
     TensorRTPackage,
     TensorRTProvider,
     TensorRTRelease,
+    WheelFiles,
     WheelPlatform,
 )
 
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
     from provisioner.matrix.check import Problem
 
 SHIPPED_COMPILED = "compiled.json"  # next to the shipped YAML, written by compile_directory()
-_COMPILED_FORMAT = 3  # 2: cuda_errors; 3: gpu_models, CudaError.message
+_COMPILED_FORMAT = 4  # 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files
 _MEMO: dict[tuple[str, str, bool], Matrix] = {}
 _DATE_LINE = re.compile(r"^date:\s*['\"]?(\d{4}-\d{2}-\d{2})['\"]?\s*$", re.MULTILINE)
 
@@ -78,7 +80,7 @@ def load_matrix(directory: Path | str | None = None, use_cache: bool = True) -> 
             try:
                 matrix = _load_dir(cached, origin=str(cached))
             except DataError as exc:
-                notices.append(f"ignored the cached matrix in {cached}: {exc.message}")
+                notices.append(_ignored(cached, exc))
     if matrix is None:
         matrix = _load_dir(shipped, origin="shipped")
         if notices:
@@ -87,21 +89,35 @@ def load_matrix(directory: Path | str | None = None, use_cache: bool = True) -> 
     return matrix
 
 
+def _ignored(cached: Path, error: DataError) -> str:
+    """The one-line warning for a cached matrix that does not load: the first file at fault and why."""
+    problems = getattr(error, "problems", None) or []
+    if not problems:
+        why = error.message.splitlines()[0]
+    else:
+        first = problems[0]
+        where = f"{cached / first.file}" if first.entry == "(file)" else f"{cached / first.file}: {first.entry}:"
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        why = f"{where} {first.reason}{more}"
+    return f"ignored the cached matrix of `ortprov matrix update`: {why}; using the shipped data"
+
+
 def clear_memo() -> None:
     """Forget loaded matrices (after `matrix update`, and in tests)."""
     _MEMO.clear()
 
 
 def _peek_date(directory: Path) -> str | None:
-    """The oldest `date:` among the files, read from their first lines only (cheap)."""
+    """The oldest `date:` among the files, read from their first lines (None when a file cannot be read)."""
+    from provisioner.userfiles import MATRIX_FILE_LIMIT, Unreadable, read_bytes
+
     dates = []
     for name in FILE_NAMES:
         if name in OPTIONAL_FILES and not (directory / name).is_file():
             continue
         try:
-            with open(directory / name, encoding="utf-8") as handle:
-                head = handle.read(2048)
-        except OSError:
+            head = read_bytes(directory / name, MATRIX_FILE_LIMIT)[:2048].decode("utf-8", errors="replace")
+        except Unreadable:
             return None
         found = _DATE_LINE.search(head)
         if not found:
@@ -165,6 +181,7 @@ def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
         tensorrt_packages=tuple(parts["tensorrt.yaml:packages"]),
         cuda_errors=tuple(parts["cuda.yaml:errors"]),
         gpu_models=tuple(parts["gpus.yaml:gpus"]),
+        wheel_files=tuple(parts["wheel-files.yaml:files"]),
         origin=origin,
     )
     problems = check_matrix(matrix, PART_FILES)
@@ -186,15 +203,23 @@ def _data_error(problems: list[Problem], origin: str) -> DataError:
 
 
 def _load_dir(directory: Path, origin: str) -> Matrix:
+    """The matrix of the YAML files in `directory`, read as every user file is (provisioner/userfiles.py: a
+    regular file, bounded, strict UTF-8); a file that cannot be read is a problem naming it (DataError)."""
+    import os
+
+    from provisioner.userfiles import MATRIX_FILE_LIMIT, Unreadable, read_text
+
     texts = {}
     for name in FILE_NAMES:
         path = directory / name
-        try:
-            texts[name] = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        if not os.path.lexists(path):
             continue
-        except OSError as exc:
-            raise DataError(f"cannot read {path}: {exc.strerror}") from exc
+        try:
+            texts[name] = read_text(path, MATRIX_FILE_LIMIT)
+        except Unreadable as exc:
+            from provisioner.matrix.check import Problem  # not on the cold path
+
+            raise _data_error([Problem(name, "(file)", exc.reason)], origin) from None
     digest = digest_of(texts)
     compiled = _read_compiled(digest)
     if compiled is not None:
@@ -224,13 +249,15 @@ def _read_compiled(digest: str) -> Matrix | None:
     """The validated matrix for these YAML texts: from the user cache dir, else shipped next to the YAML."""
     import json
 
+    from provisioner.userfiles import MATRIX_FILE_LIMIT, Unreadable, read_text
+
     for path in (_compiled_path(digest), shipped_dir() / SHIPPED_COMPILED):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_text(path, MATRIX_FILE_LIMIT))
             if data.get("digest") == digest:
                 return _matrix_from_plain(data["matrix"])
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
+        except (Unreadable, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            continue  # a copy that does not load is rebuilt from the YAML
     return None
 
 
@@ -268,6 +295,7 @@ def _write_compiled(digest: str, matrix: Matrix) -> None:
 
 _NESTED: dict[type, dict[str, type]] = {
     OrtBuild: {"platforms": WheelPlatform},
+    WheelPlatform: {"providers": ProviderLibrary},
     CudaMajor: {"docker_images": DockerImage},
 }
 
@@ -298,6 +326,7 @@ def _matrix_from_plain(data: dict[str, Any]) -> Matrix:
         tensorrt_packages=tuple(_record(TensorRTPackage, t) for t in data.get("tensorrt_packages", ())),
         cuda_errors=tuple(_record(CudaError, e) for e in data["cuda_errors"]),
         gpu_models=tuple(_record(GpuModel, g) for g in data.get("gpu_models", ())),
+        wheel_files=tuple(_record(WheelFiles, f) for f in data.get("wheel_files", ())),
         origin=data.get("origin", "shipped"),
         notices=tuple(data.get("notices", ())),
     )

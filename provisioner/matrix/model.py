@@ -13,11 +13,32 @@ from provisioner.versions import at_least, major, vtuple
 
 
 @dataclass(frozen=True)
+class ProviderLibrary:
+    """An execution-provider library a platform's wheel ships, as read from the wheel (bin/derive_release.py)."""
+
+    provider: str  # cuda | tensorrt | ... (onnxruntime_providers_<provider>.so / .dll)
+    needs: tuple[str, ...] | None = None  # DT_NEEDED / the DLLs its PE table names, as named; None: not read
+    delay_loads: tuple[str, ...] = ()  # DLLs its PE delay-load table names (opened on first use)
+    kernels: tuple[str, ...] = ()  # cubin architectures in its fatbins: sm_75, sm_90a
+    ptx: tuple[str, ...] = ()  # PTX in its fatbins, JIT-compiled by the driver: compute_90
+
+
+@dataclass(frozen=True)
 class WheelPlatform:
-    """A platform an onnxruntime-gpu build has wheels for."""
+    """A platform an onnxruntime-gpu build has wheels for, and what those wheels hold."""
 
     platform: str  # linux-x86_64 | linux-aarch64 | windows-amd64
     glibc_min: str | None = None  # manylinux floor, "2.28"
+    python: tuple[str, ...] = ()  # CPython versions with a wheel for this platform ("3.13t"); (): the build's list
+    providers: tuple[ProviderLibrary, ...] | None = None  # None: the wheel's libraries were not read
+    wheel: str | None = None  # the file the providers were read from
+    sha256: str | None = None  # its digest, as the index lists it
+    wheels_alike: int = 0  # the platform's wheels whose provider libraries have that file's CRC-32 and size
+    cross_check: str | None = None  # "cuobjdump 13.4.92 lists the same" where NVIDIA's tool was run on it
+
+    def provider(self, name: str) -> ProviderLibrary | None:
+        """The provider library `name` ("cuda"), None when the wheel does not ship it (or was not read)."""
+        return next((p for p in self.providers or () if p.provider == name), None)
 
 
 @dataclass(frozen=True)
@@ -38,8 +59,6 @@ class OrtBuild:
     libraries_linked: tuple[str, ...] = ()  # sonames the CUDA provider links, "libcublasLt.so.12"
     libraries_lazy: tuple[str, ...] = ()  # opened when an operator needs them, "libcudnn.so.9"
     preload_dlls: bool = False  # onnxruntime.preload_dlls() exists
-    # compute capabilities compiled in ("7.5", "8.0", ...), None: unknown
-    cuda_archs: tuple[str, ...] | None = None
     confirmed: bool = False  # facts read from the wheel itself (False: from documentation only)
     notes: str | None = None
 
@@ -47,6 +66,15 @@ class OrtBuild:
     def cuda_major(self) -> int:
         """12 for "12.2"."""
         return major(self.cuda_version)
+
+    def wheel_platform(self, tag: str) -> WheelPlatform | None:
+        """The record of platform `tag` ("linux-x86_64"), None when the build has no wheel for it."""
+        return next((p for p in self.platforms if p.platform == tag), None)
+
+    def pythons_on(self, tag: str) -> tuple[str, ...]:
+        """The Pythons with a wheel for platform `tag`: its own list where read, else the build's."""
+        record = self.wheel_platform(tag)
+        return record.python if record is not None and record.python else self.python
 
     @property
     def label(self) -> str:
@@ -59,7 +87,9 @@ class CudaRelease:
     """One CUDA toolkit minor release."""
 
     version: str  # "12.4"
-    min_driver_linux: str  # toolkit driver requirement, "550.54.14"
+    # toolkit driver requirement, "550.54.14"; None: no table of it was found (the CUDA major's
+    # minor-version-compatibility floor still applies, PTX JIT and NVRTC excepted)
+    min_driver_linux: str | None
     sources: tuple[str, ...]
     min_driver_windows: str | None = None
     compute_capabilities: tuple[str, ...] = ()  # supported, "5.0" ... "9.0"
@@ -110,6 +140,19 @@ class LibraryWheel:
         if glibc and self.glibc_min and tag.startswith("linux-"):
             return at_least(glibc, self.glibc_min)
         return True
+
+
+@dataclass(frozen=True)
+class WheelFiles:
+    """The files an NVIDIA library wheel installs on one platform, for the versions that install exactly these:
+    its RECORD, .dist-info left out (bin/derive_wheels.py --files). Two distributions that install one path
+    overwrite each other: torch's nvidia-cudnn-cu12 and nvidia-cudnn-cu13 both install nvidia/cudnn/lib/..."""
+
+    package: str  # nvidia-cudnn-cu13
+    platform: str  # linux-x86_64 | linux-aarch64 | windows-amd64
+    versions: tuple[str, ...]  # 9.13.0.50, ...
+    files: tuple[str, ...]  # nvidia/cudnn/lib/libcudnn.so.9, ...
+    sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -208,6 +251,7 @@ class Matrix:
     tensorrt_packages: tuple[TensorRTPackage, ...] = ()
     cuda_errors: tuple[CudaError, ...] = ()
     gpu_models: tuple[GpuModel, ...] = ()
+    wheel_files: tuple[WheelFiles, ...] = ()
     origin: str = "shipped"  # shipped | a cache path
     notices: tuple[str, ...] = ()  # why a cached copy was not used, for the CLI to show
 
@@ -223,12 +267,13 @@ FILES: dict[str, tuple[tuple[str, type], ...]] = {
         ("packages", TensorRTPackage),
     ),
     "gpus.yaml": (("gpus", GpuModel),),
+    "wheel-files.yaml": (("files", WheelFiles),),
 }
 FILE_NAMES = tuple(FILES)
 OPTIONAL_SECTIONS = frozenset(
     {("cuda.yaml", "errors"), ("tensorrt.yaml", "providers"), ("tensorrt.yaml", "packages")}
 )  # added later: a copy written before may lack it
-OPTIONAL_FILES = frozenset({"gpus.yaml"})  # added later: a copy written before may lack it (its parts are empty)
+OPTIONAL_FILES = frozenset({"gpus.yaml", "wheel-files.yaml"})  # added later: a copy written before may lack them
 REQUIRED_FILE_NAMES = tuple(name for name in FILE_NAMES if name not in OPTIONAL_FILES)
 PART_FILES = {  # a Matrix part -> its file, for messages
     "builds": "onnxruntime-gpu.yaml",
@@ -236,4 +281,5 @@ PART_FILES = {  # a Matrix part -> its file, for messages
     "wheels": "nvidia-wheels.yaml",
     "tensorrt": "tensorrt.yaml",
     "gpus": "gpus.yaml",
+    "files": "wheel-files.yaml",
 }

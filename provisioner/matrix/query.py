@@ -6,7 +6,7 @@ The planner, the recipes, `matrix show`, the loader hook, verify and doctor ask 
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from provisioner.matrix.gpunames import gpu_key
 from provisioner.matrix.model import (
@@ -22,6 +22,23 @@ from provisioner.matrix.model import (
     TensorRTRelease,
 )
 from provisioner.versions import driver_at_least, in_series, major, ort_matcher, satisfies, vtuple
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from provisioner.matrix.model import (
+        CudaMajor,
+        CudaRelease,
+        DockerImage,
+        GpuModel,
+        LibraryWheel,
+        Matrix,
+        OrtBuild,
+        TensorRTPackage,
+        TensorRTProvider,
+        TensorRTRelease,
+        WheelFiles,
+    )
 
 # --- onnxruntime-gpu builds ---------------------------------------------------------------------------------
 
@@ -57,10 +74,22 @@ def cuda_versions(matrix: Matrix) -> tuple[str, ...]:
     return tuple(sorted({b.cuda_version for b in matrix.builds}, key=vtuple))
 
 
-def python_versions_with_wheels(matrix: Matrix, package: str, python: str) -> tuple[str, ...]:
-    """The releases of `package` with a wheel for Python `python` ("3.12", "3.13t"), oldest first."""
+def python_versions_with_wheels(
+    matrix: Matrix, package: str, python: str, platform: str | None = None
+) -> tuple[str, ...]:
+    """The releases of `package` with a wheel for Python `python` ("3.12", "3.13t") (on `platform` where
+    given), oldest first."""
     return tuple(
-        sorted({b.ort_version for b in matrix.builds if b.package == package and python in b.python}, key=vtuple)
+        sorted(
+            {
+                b.ort_version
+                for b in matrix.builds
+                if b.package == package
+                and python in (b.pythons_on(platform) if platform and b.wheel_platform(platform) else b.python)
+                and (platform is None or b.wheel_platform(platform) is not None)
+            },
+            key=vtuple,
+        )
     )
 
 
@@ -88,11 +117,8 @@ def cuda_releases_for_major(matrix: Matrix, number: int) -> tuple[CudaRelease, .
 
 def newest_cuda_for_driver(matrix: Matrix, driver: str, windows: bool = False) -> CudaRelease | None:
     """The newest CUDA release whose driver floor (Windows' where it has one) the driver meets."""
-    met = [
-        r
-        for r in matrix.cuda_releases
-        if driver_at_least(driver, (r.min_driver_windows if windows else None) or r.min_driver_linux)
-    ]
+    floors = [(r, (r.min_driver_windows if windows else None) or r.min_driver_linux) for r in matrix.cuda_releases]
+    met = [r for r, floor in floors if floor is not None and driver_at_least(driver, floor)]
     return max(met, key=lambda r: vtuple(r.version)) if met else None
 
 
@@ -312,3 +338,95 @@ def _sonames(matrix: Matrix, lazy_only: bool) -> dict[str, tuple[str, ...]]:
             if soname not in names and not soname.startswith("libcuda.so"):
                 names.append(soname)
     return {number: tuple(names) for number, names in sorted(table.items())}
+
+
+# --- GPU code in a build's wheels ---------------------------------------------------------------------------
+
+
+def parse_arch(name: str) -> tuple[int, int, str] | None:
+    """(10, 0, "a") for sm_100a / compute_100a, (7, 5, "") for sm_75; None for anything else."""
+    tail = name.rpartition("_")[2]
+    digits = "".join(c for c in tail if c.isdigit())
+    suffix = tail[len(digits) :]
+    if len(digits) < 2 or not tail.startswith(digits):
+        return None
+    return int(digits[:-1]), int(digits[-1]), suffix
+
+
+def arch_runs_on(name: str, cc: str) -> bool:
+    """Whether GPU code `name` runs on a GPU of compute capability `cc` ("10.0"): a cubin (sm_XY) on the same
+    major with a minor >= Y; an arch-specific one (sm_XYa) on exactly X.Y; PTX (compute_XY) on every X.Y and
+    newer, by JIT (compute_XYa: exactly X.Y; compute_XYf: the same major, minor >= Y)."""
+    parsed = parse_arch(name)
+    wanted = vtuple(cc)[:2]
+    if parsed is None or len(wanted) < 2:
+        return False
+    arch_major, arch_minor, suffix = parsed
+    if suffix == "a":
+        return (arch_major, arch_minor) == wanted
+    same_family = wanted[0] == arch_major and wanted[1] >= arch_minor
+    if name.startswith("compute_") and not suffix:
+        return wanted >= (arch_major, arch_minor)
+    return same_family
+
+
+def gpu_code_for(kernels: Collection[str], ptx: Collection[str], cc: str) -> tuple[str | None, str | None]:
+    """(the cubin that runs on `cc`, the PTX it can JIT): the best of each, None where there is none."""
+    cubin = [k for k in kernels if arch_runs_on(k, cc)]
+    jit = [p for p in ptx if arch_runs_on(p, cc)]
+    order = lambda name: (parse_arch(name) or (0, 0, ""))[:2]  # noqa: E731
+    return (max(cubin, key=order) if cubin else None), (max(jit, key=order) if jit else None)
+
+
+def code_summary(kernels: Collection[str], ptx: Collection[str]) -> str:
+    """ "sm_75 80 86 89 90a 120a, no PTX" / "sm_52 60 61, PTX compute_80"."""
+
+    def short(names: Collection[str], prefix: str) -> str:
+        tails = [n.removeprefix(prefix) for n in names]
+        return prefix + " ".join(tails) if tails else ""
+
+    cubins = short(kernels, "sm_") or "no kernels"
+    return f"{cubins}, " + (f"PTX {short(ptx, 'compute_')}" if ptx else "no PTX")
+
+
+def build_gpu_code(build: OrtBuild, platform: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(kernels, PTX) of the build's CUDA provider in its `platform` wheels; None when they were not read (or
+    the build has no wheel there); ((), ()) when the wheels ship no CUDA provider."""
+    record = build.wheel_platform(platform)
+    if record is None or record.providers is None:
+        return None
+    cuda = record.provider("cuda")
+    return (cuda.kernels, cuda.ptx) if cuda else ((), ())
+
+
+def builds_with_code_for(matrix: Matrix, cc: str, platform: str) -> tuple[OrtBuild, ...]:
+    """The builds whose `platform` wheels hold GPU code (a kernel, or PTX to JIT) for compute capability `cc`,
+    newest first: what runs on a GPU a build reported "no kernel image is available" for."""
+    found = []
+    for build in builds_for(matrix):
+        code = build_gpu_code(build, platform)
+        if code is not None and any(gpu_code_for(code[0], code[1], cc)):
+            found.append(build)
+    return tuple(found)
+
+
+def provider_needs(build: OrtBuild, platform: str, provider: str = "cuda") -> tuple[str, ...] | None:
+    """What the build's `provider` library needs from the loader on `platform` (DT_NEEDED / PE imports, read
+    from the wheel); None when not read."""
+    record = build.wheel_platform(platform)
+    library = record.provider(provider) if record is not None else None
+    return library.needs if library is not None else None
+
+
+# --- the files NVIDIA wheels install ------------------------------------------------------------------------
+
+
+def wheel_files(matrix: Matrix, package: str, platform: str, version: str | None = None) -> WheelFiles | None:
+    """The files `package` installs on `platform`: of exactly `version`, or (None) of its newest recorded
+    version; None when the matrix does not record them."""
+    rows = [w for w in matrix.wheel_files if w.package == package and w.platform == platform]
+    if version is not None:
+        return next((w for w in rows if version in w.versions), None)
+    if not rows:
+        return None
+    return max(rows, key=lambda w: max(vtuple(v) for v in w.versions))

@@ -2,7 +2,8 @@
 
 The index is read through the Simple API (PEP 691 JSON, so mirrors work too); each new release's facts
 are read from its wheels by HTTP range requests (provisioner.ziprange, provisioner.matrix.derive) without
-downloading them. The
+storing them: the small members by range, and per platform the provider libraries of every wheel streamed once
+(their GPU code, imports, Pythons: the same facts bin/derive_release.py records). The
 result is validated like the shipped data and written to the user cache dir; it never replaces data with
 more builds, and when the index cannot be reached the shipped (or cached) data stays in use.
 """
@@ -15,7 +16,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from provisioner.matrix.derive import (
     PYPI_SIMPLE,
@@ -23,13 +24,18 @@ from provisioner.matrix.derive import (
     build_from_facts,
     fallback_build,
     list_project_files,
+    read_contents,
     read_release,
     wheels_by_version,
 )
 from provisioner.matrix.load import clear_memo, load_matrix, parse_files
-from provisioner.matrix.model import Matrix, OrtBuild
 from provisioner.serde import to_jsonable
 from provisioner.versions import vtuple
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from provisioner.matrix.model import Matrix, OrtBuild
 
 PROJECT = "onnxruntime-gpu"
 _RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
@@ -57,8 +63,12 @@ def update_matrix(
     cache_dir: Path | None = None,
     limit: int | None = None,
     today: str | None = None,
+    read_gpu_code: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> UpdateResult:
-    """Refresh the cached matrix from `index_url` (see the module docstring); `limit`: newest N new only."""
+    """Refresh the cached matrix from `index_url` (see the module docstring); `limit`: newest N new only.
+    `read_gpu_code`: stream every wheel's provider libraries (their GPU code, imports); without it a new build's
+    platforms are recorded unread, and the planner checks GPUs against its CUDA release only (and says so)."""
     import requests
 
     from provisioner.cachedir import cached_matrices_dir
@@ -94,17 +104,22 @@ def update_matrix(
     added: list[OrtBuild] = []
     skipped: list[str] = []
     for version in new:
+
+        def open_source(url: str) -> HttpRangeSource:
+            return HttpRangeSource(url, session=session, timeout=timeout, retries=retries)
+
         try:
-            facts = read_release(
-                version,
-                on_index[version],
-                lambda url: HttpRangeSource(url, session=session, timeout=timeout, retries=retries),
-            )
+            facts = read_release(version, on_index[version], open_source)
+            # what the planner judges GPUs, Pythons and providers by: the provider libraries of one wheel per
+            # platform, streamed (~250 MB each, never stored), read as bin/derive_release.py reads every wheel's
+            if progress is not None and read_gpu_code:
+                progress(f"{version}: reading the provider libraries of one wheel per platform (GPU code, imports)")
+            contents = read_contents(on_index[version], open_source, every_wheel=False) if read_gpu_code else None
         except (ZipRangeError, OSError, ValueError) as exc:
             skipped.append(f"{version}: could not read the wheels ({exc})")
             continue
         build, notes = build_from_facts(
-            version, on_index[version], facts, majors, fallback=fallback_build(base.builds, version)
+            version, on_index[version], facts, majors, fallback=fallback_build(base.builds, version), contents=contents
         )
         if build is None:
             skipped.append(f"{version}: {'; '.join(notes)}")
@@ -179,8 +194,23 @@ def plain_record(record: Any) -> Any:
 
     data = to_jsonable(record)
     for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
         if f.default is not dataclasses.MISSING and to_jsonable(f.default) == data[f.name] and f.name != "confirmed":
             del data[f.name]
+        elif isinstance(value, tuple) and value and all(dataclasses.is_dataclass(v) for v in value):
+            data[f.name] = [_nested(v) for v in value]
+    return data
+
+
+def _nested(record: Any) -> Any:
+    """A record inside a record (a build's platforms, their providers): its defaults left out too, except a
+    glibc_min, which says "none" for Windows."""
+    import dataclasses
+
+    data = plain_record(record)
+    for f in dataclasses.fields(record):
+        if f.name == "glibc_min" and f.name not in data:
+            data[f.name] = None
     return data
 
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from provisioner import __version__
 from provisioner.facts import HostFacts
+
+if TYPE_CHECKING:
+    from provisioner.probe.packages import PackagesReport
 
 
 def detect_host(
@@ -18,23 +21,27 @@ def detect_host(
     root: Path = Path("/"),
     env: dict[str, str] | None = None,
     nvml: Any = None,
+    report: PackagesReport | None = None,
 ) -> HostFacts:
     """Everything ortprov knows about this host and the target interpreter (`--python`, else the active env).
 
     Raises BadInput for a target that is not a working Python (probe.target); every other problem becomes a
-    probe_errors line. `root`, `env` and `nvml` (a stand-in for the pynvml module) exist for tests.
+    probe_errors line. `report`: the target already read (apply reads it once, under its lock): it is not
+    probed again. `root`, `env` and `nvml` (a stand-in for the pynvml module) exist for tests.
     """
     from provisioner.probe import libraries, system, target
     from provisioner.probe import nvml as nvml_probe
 
     env = dict(os.environ) if env is None else env
-    probe = target.start(python, timeout, env)  # runs while the other probes read the host
+    probe = target.start(python, timeout, env) if report is None else None  # runs while the others read the host
     platform_info = system.read_platform(root)
     environment = system.read_environment(root, env)
     windows = platform_info.os == "windows"
     driver = nvml_probe.read_driver(nvml=nvml, proc_root=root, env=env, use_procfs=platform_info.os == "linux")
     ldconfig_text = libraries.read_ldconfig() if platform_info.os == "linux" else ""
-    report = probe.result()
+    if probe is not None:
+        report = probe.result()
+    assert report is not None
     places = libraries.search_places(
         windows=windows,
         wheels=report.nvidia_wheels,

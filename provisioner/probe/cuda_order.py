@@ -16,10 +16,13 @@ import re
 import subprocess
 import sys
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from provisioner import standalone
 from provisioner.childproc import kill_group
-from provisioner.facts import Gpu
+
+if TYPE_CHECKING:
+    from provisioner.facts import Gpu
 
 PROGRAM = standalone.path("cuda_order.py")  # runs in a child process: the driver never runs in ortprov
 _BUS_ID = re.compile(r"^(?:([0-9a-fA-F]+):)?([0-9a-fA-F]+):([0-9a-fA-F]+)\.([0-7])$")

@@ -11,12 +11,15 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from provisioner.facts import LibraryHit, NvidiaWheel, TorchInfo
 from provisioner.standalone.libnames import match_library
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 _LDCONFIG_LINE = re.compile(r"^\s+(\S+)\s+\(([^)]*)\)\s+=>\s+(.+?)\s*$")
 _LDCONFIG_ARCH = {"x86_64": "x86-64", "amd64": "x86-64", "aarch64": "AArch64", "arm64": "AArch64"}

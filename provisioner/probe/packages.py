@@ -135,7 +135,13 @@ def report_from_child(data: dict[str, Any], interpreter: str = "") -> PackagesRe
         )
         requires = tuple(torch_data.get("requires") or ())
     wheels = tuple(
-        nvidia_wheel(item["name"], item["version"], tuple(item.get("lib_dirs") or ()), _missing_files(item))
+        nvidia_wheel(
+            item["name"],
+            item["version"],
+            tuple(item.get("lib_dirs") or ()),
+            _missing_files(item),
+            tuple(str(path) for path in item["files"]) if item.get("files") is not None else None,
+        )
         for item in data.get("nvidia_wheels") or []
     )
     paths = data.get("paths") or {}
@@ -167,7 +173,11 @@ def files_report(answer: dict[str, Any] | str) -> FilesReport:
 
 
 def nvidia_wheel(
-    name: str, version: str, lib_dirs: tuple[str, ...] = (), missing_files: MissingFiles | None = None
+    name: str,
+    version: str,
+    lib_dirs: tuple[str, ...] = (),
+    missing_files: MissingFiles | None = None,
+    files: tuple[str, ...] | None = None,
 ) -> NvidiaWheel:
     """An NvidiaWheel with the library it ships and the CUDA major it belongs to."""
     return NvidiaWheel(
@@ -177,6 +187,7 @@ def nvidia_wheel(
         cuda_major=wheel_cuda_major(name, version, lib_dirs),
         lib_dirs=lib_dirs,
         missing_files=missing_files,
+        files=files,
     )
 
 

@@ -20,12 +20,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from provisioner import standalone
-from provisioner.childproc import kill_group
+from provisioner.childproc import die_with_parent, kill_group
 from provisioner.errors import BadInput
 from provisioner.probe.packages import (
     FilesReport,
@@ -36,6 +35,11 @@ from provisioner.probe.packages import (
     report_from_child,
 )
 from provisioner.standalone.packages_probe import HELLO
+from provisioner.validate import ascii_digits
+from provisioner.versions import PYTHON_VERSION
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 PROGRAM = standalone.path("packages_probe.py")
 START_TIMEOUT = 5.0  # seconds a working Python takes at most to start the probe and say hello
@@ -43,13 +47,16 @@ NOT_WORKING_HINT = "pass a Python 3.8 or newer (an interpreter, a venv folder, o
 
 
 def find_interpreter(python: str | None, env: Mapping[str, str] | None = None) -> str:
-    """The target interpreter's path: --python (a path, a command on PATH, or a venv folder), else the active
-    venv ($VIRTUAL_ENV), else the active conda env ($CONDA_PREFIX), else the interpreter running ortprov.
-    BadInput when --python names nothing that could be one."""
+    """The target interpreter's path: --python (a path, a command on PATH, a venv folder, or a version: 3.12 is
+    python3.12 on PATH, as uv reads it), else the active venv ($VIRTUAL_ENV), else the active conda env
+    ($CONDA_PREFIX), else the interpreter running ortprov. BadInput when --python names nothing that could be
+    one."""
     env = os.environ if env is None else env
     if python is None:
         return active_interpreter(env) or sys.executable
-    path = Path(python).expanduser()
+    from provisioner.userfiles import expand_user
+
+    path = expand_user(python, "--python")
     try:
         path.stat()
     except FileNotFoundError:
@@ -65,6 +72,8 @@ def find_interpreter(python: str | None, env: Mapping[str, str] | None = None) -
         raise BadInput(
             f"--python {python!r} is a folder without a Python interpreter", hint="pass bin/python of a venv"
         )
+    if path.exists() and not path.is_file():
+        raise BadInput(f"--python {python!r} is not a file (a pipe, a device or a socket)", hint=NOT_WORKING_HINT)
     if path.is_file():
         if not os.access(path, os.X_OK):
             raise BadInput(f"--python {python!r} is not executable", hint="pass the path of a Python interpreter")
@@ -72,6 +81,17 @@ def find_interpreter(python: str | None, env: Mapping[str, str] | None = None) -
     found = shutil.which(python, path=env.get("PATH")) if os.sep not in python else None
     if found:
         return found
+    version = PYTHON_VERSION.match(ascii_digits(python).strip())
+    if version:  # `--python 3.12`: that Python, as uv finds it: python3.12 on PATH
+        command = f"python{version.group(1)}.{version.group(2)}{version.group(3)}"
+        found = shutil.which(command, path=env.get("PATH"))
+        if found:
+            return found
+        raise BadInput(
+            f"--python {python}: no Python {python.strip()} here ({command} is not on PATH)",
+            hint="pass the interpreter's path (--python /opt/py312/bin/python); `ortprov plan --python 3.12` "
+            "plans for a version without one",
+        )
     raise BadInput(f"--python {python!r} does not exist", hint="pass a path such as .venv/bin/python, or python3.12")
 
 
@@ -103,6 +123,8 @@ def start(
     interpreter = find_interpreter(python, env)
     if label is None:
         label = f"--python {python!r}" if python is not None else f"the target Python {interpreter!r}"
+        if python is not None and PYTHON_VERSION.match(ascii_digits(python).strip()) and not os.path.lexists(python):
+            label = f"--python {python} ({interpreter}, found on PATH)"
     return TargetProbe(interpreter, timeout, label)
 
 
@@ -111,6 +133,20 @@ def inspect(
 ) -> PackagesReport:
     """Find the target and read it; BadInput when it is not a working Python."""
     return start(python, timeout, env, label=label).result()
+
+
+def prefix_of(python: str, timeout: float = 60.0, *, label: str | None = None) -> str:
+    """Where `python` installs (sys.prefix), and nothing else: what `apply` needs to take the target's lock
+    before it reads what the target holds. BadInput when it is not a working Python."""
+    probe = TargetProbe(python, timeout, label or f"the target Python {python!r}", ("--where",))
+    answer = probe.answer(strict=True)
+    prefix = answer.get("prefix") if isinstance(answer, dict) else None
+    if not isinstance(prefix, str) or not prefix:
+        raise BadInput(
+            f"{probe.label} is not a working Python interpreter: it did not say where it installs ({answer})",
+            hint=NOT_WORKING_HINT,
+        )
+    return prefix
 
 
 def check_files(python: str, timeout: float = 60.0) -> FilesReport:
@@ -145,6 +181,7 @@ class TargetProbe:
                 errors="replace",
                 env=_child_env(),
                 start_new_session=os.name == "posix",  # so a timeout kills its children too
+                preexec_fn=die_with_parent(),  # and it dies with ortprov
             )
         except OSError as exc:
             self._error = exc.strerror or str(exc)

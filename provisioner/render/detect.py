@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from provisioner.facts import HostFacts, LibraryHit
+if TYPE_CHECKING:
+    from provisioner.facts import HostFacts, LibraryHit
 
 
 @dataclass(frozen=True)

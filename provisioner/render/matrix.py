@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from provisioner.matrix.query import build_gpu_code, code_summary
+
 if TYPE_CHECKING:
     from provisioner.matrix.model import Matrix, OrtBuild
     from provisioner.matrix.refresh import UpdateResult
@@ -95,6 +97,12 @@ def _python_cell(build: OrtBuild) -> str:
     return text + (f" +{','.join(free)}" if free else "")
 
 
+def _code_cell(build: OrtBuild) -> str:
+    """ "sm_75 80 86 89 90a 120a, no PTX" for the Linux x86_64 wheels ("-": not read from them)."""
+    code = build_gpu_code(build, "linux-x86_64")
+    return code_summary(*code) if code is not None else "-"
+
+
 def render_table(builds: tuple[OrtBuild, ...]) -> str:
     """A plain-text table of builds (no colour, fits ~150 columns)."""
     header = (
@@ -106,6 +114,7 @@ def render_table(builds: tuple[OrtBuild, ...]) -> str:
         "platforms (glibc)",
         "extras",
         "index",
+        "GPU code (linux-x86_64)",
     )
     rows = [header]
     for b in builds:
@@ -124,6 +133,7 @@ def render_table(builds: tuple[OrtBuild, ...]) -> str:
                 _platform_cell(b),
                 ",".join(b.extras) or "-",
                 index,
+                _code_cell(b),
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]

@@ -213,23 +213,80 @@ def show_error(error: OrtprovError, *, as_json: bool, verbose: bool = False) -> 
     if isinstance(error, NoCompatiblePlan) and error.rejected and not as_json:
         from provisioner.render.plan import render_no_plan
 
-        sys.stderr.write(render_no_plan(error, verbose) + "\n")
+        _errors().write(render_no_plan(error, verbose) + "\n")
     return error.exit_code
 
 
-def traceback_if_asked(exc: BaseException) -> None:
-    """A bug's traceback on stderr, when ORTPROV_TRACEBACK is set (its error line says so)."""
-    if os.environ.get("ORTPROV_TRACEBACK"):
+def traceback_if_asked(exc: BaseException, verbose: bool = False) -> None:
+    """A bug's traceback on stderr, with -v or when ORTPROV_TRACEBACK is set (its error line says so)."""
+    if verbose or os.environ.get("ORTPROV_TRACEBACK"):
         import traceback
 
         traceback.print_exception(type(exc), exc, exc.__traceback__)
 
 
 def error_line(message: str, hint: str | None = None) -> None:
-    """The one-line error (and optional hint) the CLI prints instead of a traceback."""
-    sys.stderr.write(style("error: ", "red", sys.stderr) + message + "\n")
+    """The one-line error (and optional hint) the CLI prints instead of a traceback (-q too)."""
+    stream = _errors()
+    stream.write(style("error: ", "red", stream) + message + "\n")
     if hint:
-        sys.stderr.write(style("hint: ", "yellow", sys.stderr) + hint + "\n")
+        stream.write(style("hint: ", "yellow", stream) + hint + "\n")
+    stream.flush()
+
+
+def be_quiet() -> None:
+    """-q: from now on stderr drops notes and progress (whoever writes them: this module, the installer's
+    progress, a tune's); the error lines still go to the real stderr. A question that waits for an answer on a
+    terminal (apply's confirmation) still shows: a quiet run must not hang on a prompt nobody sees."""
+    if not isinstance(sys.stderr, _Quiet):
+        sys.stderr = _Quiet(sys.stderr)
+
+
+def _errors() -> Any:
+    """Where error lines go: stderr, or under -q the stderr that -q silenced."""
+    return sys.stderr.real if isinstance(sys.stderr, _Quiet) else sys.stderr
+
+
+class _Quiet(_Stream):
+    """stderr under -q: drops what is written, except a prompt (text without a line end, no carriage return)
+    while stdin and the real stderr are terminals. Not a terminal itself, so no status line is drawn on it."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self.real = stream
+
+    def write(self, text: Any) -> int:
+        if _is_prompt(text) and _terminal(sys.stdin) and _terminal(self.real):
+            if isinstance(text, str):
+                return int(self.real.write(text))
+            self.real.flush()  # click writes its prompts as bytes
+            return int(self.real.buffer.write(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.real.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _is_prompt(text: Any) -> bool:
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    return isinstance(text, str) and bool(text.strip()) and not text.endswith("\n") and "\r" not in text
+
+
+def _terminal(stream: Any) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (OSError, ValueError):
+        return False
+
+
+def progress(text: str) -> None:
+    """A line of progress on stderr, as it is (apply's and download's narration: render/apply.py words it)."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 def note(text: str, label: str = "note") -> None:

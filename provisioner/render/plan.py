@@ -4,12 +4,14 @@ recipe (render/recipes.py), and the reasons under a failed plan's error line."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from provisioner.errors import NoCompatiblePlan
-from provisioner.facts import HostFacts
 from provisioner.plan import Plan, Rejection, step_summary
 from provisioner.render.style import style
+
+if TYPE_CHECKING:
+    from provisioner.errors import NoCompatiblePlan
+    from provisioner.facts import HostFacts
 
 SHOWN_REJECTIONS = 5
 

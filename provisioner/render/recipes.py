@@ -15,7 +15,6 @@ import json
 import re
 import shlex
 import string
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
@@ -27,6 +26,8 @@ from provisioner.render import DOCKERFILE_BASES, RECIPE_FORMATS
 from provisioner.resources import data_dir
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from provisioner.matrix.model import CudaMajor, DockerImage, Matrix, OrtBuild
 
 FORMATS = RECIPE_FORMATS

@@ -1,4 +1,6 @@
-"""Colour for the text renderers: only on a terminal, never with NO_COLOR (https://no-color.org) or TERM=dumb."""
+"""Colour for the text renderers: on a terminal, or wherever FORCE_COLOR asks (https://force-color.org: a CI
+log that renders ANSI); never with NO_COLOR (https://no-color.org), which wins, or TERM=dumb. The order is
+Python's own (3.13's _colorize): NO_COLOR, then FORCE_COLOR, then TERM=dumb, then the terminal."""
 
 from __future__ import annotations
 
@@ -8,9 +10,13 @@ from typing import Any
 
 
 def color_enabled(stream: Any = None) -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org) or TERM is dumb."""
+    """Colour on a terminal or with FORCE_COLOR; never with NO_COLOR, or TERM=dumb (unless FORCE_COLOR)."""
     stream = stream or sys.stdout
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
         return False
     return bool(getattr(stream, "isatty", lambda: False)())
 

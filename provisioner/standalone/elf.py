@@ -1,4 +1,5 @@
-"""Read what the dynamic loader reads from an ELF shared object: DT_NEEDED, RPATH, RUNPATH and SONAME.
+"""Read what the dynamic loader reads from an ELF shared object: DT_NEEDED, RPATH, RUNPATH and SONAME; and the
+section table (where `.nv_fatbin`, the GPU code, lies).
 
 Standard library only (Python 3.8+): it runs in ortprov (wheelfacts.py), in the target interpreter
 (verify_child.py, and loader_hook.py once `apply` installed it) and inside Docker builds (check_cuda_libs.py),
@@ -117,6 +118,41 @@ def read_dynamic(read: Reader) -> Dynamic:
         elif tag == DT_SONAME:
             soname = string(value)
     return Dynamic(needed, rpath, runpath, soname)
+
+
+def read_sections(read: Reader) -> dict[str, tuple[int, int]]:
+    """Section name -> (file offset, size), from the section header table (often at the end of the file, and
+    absent from stripped objects: then empty). ElfError when it lies beyond the bytes that could be read."""
+    ident = read(0, 64)
+    if len(ident) < 52 or ident[:4] != b"\x7fELF":
+        raise ElfError("not an ELF file")
+    is64 = ident[4] == 2
+    endian = "<" if ident[5] == 1 else ">"
+    if is64:
+        (shoff,) = struct.unpack_from(endian + "Q", ident, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from(endian + "HHH", ident, 0x3A)
+        entry = endian + "IIQQQQ"
+    else:
+        (shoff,) = struct.unpack_from(endian + "I", ident, 0x20)
+        shentsize, shnum, shstrndx = struct.unpack_from(endian + "HHH", ident, 0x2E)
+        entry = endian + "IIIIII"
+    if not shoff or not shnum or shstrndx >= shnum:
+        return {}
+    table = read(shoff, shentsize * shnum)
+    if len(table) < shentsize * shnum:
+        raise ElfError("the section header table lies beyond the bytes that could be read")
+    rows = [struct.unpack_from(entry, table, i * shentsize) for i in range(shnum)]
+    names_offset, names_size = rows[shstrndx][4], rows[shstrndx][5]
+    names = read(names_offset, names_size)
+    if len(names) < names_size:
+        raise ElfError("the section names lie beyond the bytes that could be read")
+    sections: dict[str, tuple[int, int]] = {}
+    for name, _type, _flags, _addr, offset, size in rows:
+        end = names.find(b"\0", name)
+        label = names[name : end if end >= 0 else len(names)].decode("utf-8", "replace")
+        if label:
+            sections.setdefault(label, (offset, size))
+    return sections
 
 
 def _file_offset(vaddr: int, loads: list) -> int:

@@ -41,8 +41,16 @@ DETECTED = ("cuda", "cudart", "cublas", "cublasLt", "cufft", "curand", "nvrtc", 
 SHARED_LIBRARY = re.compile(r"(^lib.+\.so(\.\d+)*$)|(\.dll$)", re.IGNORECASE)
 # the C and C++ runtime every Linux binary links: never evidence of a CUDA problem
 SYSTEM_LIBRARY = re.compile(r"^(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|libz|ld-linux[\w-]*)\.so")
-# what the NVIDIA driver installs (libcuda.so.1, libnvidia-ml.so.1, ...): never from a wheel or an image
-DRIVER_PREFIXES = ("libcuda.so", "libnvidia-", "libnvcuvid")
+# what the NVIDIA driver installs (libcuda.so.1, libnvidia-ml.so.1, ...; nvcuda.dll): never from a wheel or an image
+DRIVER_PREFIXES = ("libcuda.so", "libnvidia-", "libnvcuvid", "nvcuda.dll", "nvml.dll")
+# DLLs of Windows itself (the API sets, the Universal CRT of Windows 10+, kernel32 ...)
+WINDOWS_SYSTEM = re.compile(
+    r"^(api-ms-win-|ext-ms-win-|kernel32|advapi32|user32|gdi32|shell32|ole32|oleaut32|ws2_32|bcrypt|ntdll|"
+    r"shlwapi|setupapi|version|psapi|dbghelp|crypt32|secur32|winmm|cfgmgr32|ucrtbase)",
+    re.IGNORECASE,
+)
+# the Microsoft Visual C++ Redistributable: no wheel ships it, Windows does not either
+MSVC_RUNTIME = re.compile(r"^(msvcp140|vcruntime140|concrt140|vcomp140)", re.IGNORECASE)
 
 
 def _stem(name: str) -> str:
@@ -138,5 +146,15 @@ def is_system_library(filename: str) -> bool:
 
 
 def is_driver_library(filename: str) -> bool:
-    """libcuda.so.1 and the other libraries that come with the NVIDIA driver."""
-    return filename.startswith(DRIVER_PREFIXES)
+    """libcuda.so.1 (nvcuda.dll) and the other libraries that come with the NVIDIA driver."""
+    return filename.lower().startswith(DRIVER_PREFIXES)
+
+
+def is_windows_system_library(filename: str) -> bool:
+    """KERNEL32.dll, api-ms-win-crt-runtime-l1-1-0.dll and the like: part of Windows."""
+    return bool(WINDOWS_SYSTEM.match(filename))
+
+
+def is_msvc_runtime(filename: str) -> bool:
+    """MSVCP140.dll, VCRUNTIME140_1.dll ...: the Visual C++ Redistributable."""
+    return bool(MSVC_RUNTIME.match(filename))

@@ -8,7 +8,8 @@ and file lists come from the installed .dist-info / .egg-info folders on sys.pat
 importlib.metadata reads them, without importing importlib.metadata and the email parser, which cost more than
 the whole probe), build facts from regular expressions over the packages' own small .py files, and for the
 onnxruntime flavours and NVIDIA wheels the files their RECORD lists that are missing on disk.
-With `--files`, instead: every distribution on sys.path whose RECORD lists missing files.
+With `--files`, instead: every distribution on sys.path whose RECORD lists missing files. With `--where`: only
+the prefix (where `apply` takes its lock before it reads anything else).
 """
 
 from __future__ import annotations
@@ -263,8 +264,22 @@ def is_nvidia_wheel(name: str) -> bool:
     return name.startswith("nvidia-") and name not in ("nvidia-ml-py", "nvidia-ml-py3", "nvidia-pyindex")
 
 
+def owned_files(dist: InstalledDist) -> list[str]:
+    """The files a distribution installed that another could overwrite: its RECORD less its metadata folder,
+    byte-code, files recorded as empty (a shared namespace `__init__.py`) and paths outside the location."""
+    return sorted(
+        path
+        for path, size in dist.entries
+        if size != "0"
+        and not path.startswith("..")
+        and ".dist-info/" not in path
+        and not path.endswith((".pyc", ".pyo"))
+        and "__pycache__/" not in path
+    )
+
+
 def nvidia_wheel_facts(dist: InstalledDist, name: str, location: str | None) -> dict[str, Any]:
-    """Version and the folders holding the wheel's shared libraries."""
+    """Version, the folders holding the wheel's shared libraries, and the files it installed."""
     lib_dirs: list[str] = []
     for entry in dist.files:
         base = entry.rsplit("/", 1)
@@ -272,7 +287,13 @@ def nvidia_wheel_facts(dist: InstalledDist, name: str, location: str | None) -> 
             folder = os.path.join(location or "", *base[0].split("/"))
             if folder not in lib_dirs:
                 lib_dirs.append(folder)
-    return {"name": name, "version": dist.version, "lib_dirs": lib_dirs, "missing_files": dist.missing_files()}
+    return {
+        "name": name,
+        "version": dist.version,
+        "lib_dirs": lib_dirs,
+        "missing_files": dist.missing_files(),
+        "files": owned_files(dist),
+    }
 
 
 def packages_facts(errors: list[str]) -> dict[str, Any]:
@@ -338,13 +359,17 @@ def incomplete_facts(errors: list[str]) -> dict[str, Any]:
 
 
 def main() -> None:
-    """Say hello, then collect and print the facts (with --files: only the incomplete distributions)."""
+    """Say hello, then collect and print the facts (with --files: only the incomplete distributions; with
+    --where: only the prefix)."""
     sys.stdout.write(HELLO + "\n")
     sys.stdout.flush()
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != here]
     errors: list[str] = []
-    if sys.argv[1:] == ["--files"]:
+    facts: dict[str, Any]
+    if sys.argv[1:] == ["--where"]:
+        facts = {"prefix": sys.prefix}
+    elif sys.argv[1:] == ["--files"]:
         facts = incomplete_facts(errors)
     else:
         facts = {"python": python_facts(), "paths": install_paths()}

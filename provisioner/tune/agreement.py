@@ -8,7 +8,10 @@ largest difference.
 
 from __future__ import annotations
 
-from provisioner.tune.report import Check, OutputAgreement
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from provisioner.tune.report import Check, OutputAgreement
 
 
 def _regions(out: OutputAgreement) -> str:

@@ -13,13 +13,16 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from provisioner.tune import variants as plan
 from provisioner.tune.agreement import describe_change, short
 from provisioner.tune.explain import GPU_WINS_BY, Explanation, explain, summary
 from provisioner.tune.recommend import PAD_AND_CROP, Recommendation, recommend
-from provisioner.tune.report import Measurement, TuneReport
 from provisioner.tune.shapes import describe_feed, distinct
+
+if TYPE_CHECKING:
+    from provisioner.tune.report import Measurement, TuneReport
 
 __all__ = ["Analysis", "Explanation", "Recommendation", "Row", "analyse"]
 

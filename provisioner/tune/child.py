@@ -16,13 +16,15 @@ import re
 import subprocess
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from provisioner import standalone
 from provisioner.childproc import kill_group
 from provisioner.serde import from_jsonable
 from provisioner.tune.report import Runtime, clean_log_text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 CHILD_SCRIPT = standalone.path("tune_child.py")
 MARK = "ortprov-tune-mark: "

@@ -5,9 +5,12 @@ Pure: doctor reports from the same measurement `ortprov tune` shows."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from provisioner.findings import Finding
-from provisioner.tune.analysis import Analysis
+
+if TYPE_CHECKING:
+    from provisioner.tune.analysis import Analysis
 
 
 def tune_findings(analysis: Analysis, model: str) -> list[Finding]:

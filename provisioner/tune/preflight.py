@@ -7,9 +7,12 @@ opset, with the numbers onnxruntime gave); the file is no model at all. Each is 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from provisioner.errors import BadInput
-from provisioner.tune.report import Runtime
+
+if TYPE_CHECKING:
+    from provisioner.tune.report import Runtime
 
 _IR = re.compile(r"Unsupported model IR version: (\d+), max supported IR version: (\d+)")
 _OPSET = re.compile(r"Opset (\d+) is under development.*?support for domain (\S+) is till opset (\d+)", re.S)

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from provisioner.tune import variants as plan
-from provisioner.tune.report import TuneReport
 from provisioner.tune.shapes import bucket_levels
+
+if TYPE_CHECKING:
+    from provisioner.tune.report import TuneReport
 
 HELPER_FILE = "shape_sessions.py"  # provisioner/standalone/shape_sessions.py: the helper the tune measured
 HELPERS = {"graphs": "GraphPerShape", "sessions": "SessionPerShape"}

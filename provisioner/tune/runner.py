@@ -51,10 +51,7 @@ def run_tune(
             f"python interpreter {python!r} does not exist or is not executable",
             hint="pass the target's interpreter, e.g. --python .venv/bin/python",
         )
-    if not Path(model).is_file():
-        raise BadInput(f"model file {model!r} does not exist", hint="pass the path of an .onnx file")
-    if budget_s <= 0:
-        raise BadInput(f"--budget must be positive, got {budget_s}")
+    # the model and --budget are checked once, by their declarations (commands/options.py)
     say = progress or (lambda _line: None)
     model_path = str(Path(model).resolve())
     started = time.monotonic()

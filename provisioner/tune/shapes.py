@@ -18,12 +18,15 @@ Dimensions that share a name take the same value in every input of a run.
 
 from __future__ import annotations
 
-import json
 import math
 import re
+from typing import TYPE_CHECKING
 
 from provisioner.errors import BadInput
-from provisioner.tune.report import Dims, Feed, TensorSpec
+
+if TYPE_CHECKING:
+    from provisioner.tune.report import Dims, Feed, TensorSpec
+from provisioner.validate import ascii_digits, json_value, whole_number
 
 DEFAULT_RUNS = 24
 IMAGE_SIDES = (480, 1600, 32)  # low, high, step
@@ -35,17 +38,23 @@ FINE_STEPS = 4  # fine buckets: multiples of 4 x the sizes' common step
 LINE_MAX_HEIGHT = 64  # an image input no higher than this in every run is a text line
 FLOAT_TYPES = ("tensor(float)", "tensor(float16)", "tensor(double)")
 UNNAMED = ("", "?")  # dimension names that say "unknown", not "the same as every other one so named"
-_DIMS = re.compile(r"^\d+([x,]\d+)*$")
+MAX_SIZE = 2**31 - 1  # a dimension's size (onnxruntime's are int64; an input that large cannot be allocated)
+_DIMS = re.compile(r"^\d+([x,]\d+)*$", re.ASCII)
 _GOLDEN = (math.sqrt(5) - 1) / 2
 _SQRT2 = math.sqrt(2) - 1
 
 
 def parse_dims(text: str, flag: str = "--shape") -> Dims:
-    """'1x3x640x480' or '1,3,640,480' -> (1, 3, 640, 480); BadInput otherwise."""
-    value = text.strip().replace(" ", "")
-    if not _DIMS.match(value) or any(int(d) < 1 for d in re.split("[x,]", value)):
-        raise BadInput(f"{flag}: {text!r} is not a list of sizes", hint="example: --shape x=1x3x640x480")
-    return tuple(int(d) for d in re.split("[x,]", value))
+    """'1x3x640x480' or '1,3,640,480' -> (1, 3, 640, 480) (Unicode digits read as digits; each size at most
+    MAX_SIZE); BadInput otherwise."""
+    value = ascii_digits(text).strip().replace(" ", "")
+    hint = "example: --shape x=1x3x640x480"
+    if not _DIMS.match(value):
+        raise BadInput(f"{flag}: {text!r} is not a list of sizes", hint=hint)
+    try:
+        return tuple(whole_number(d, "a size", 1, MAX_SIZE) for d in re.split("[x,]", value))
+    except ValueError as exc:
+        raise BadInput(f"{flag}: {text[:80]!r}: {exc}", hint=hint) from None
 
 
 def parse_shape_options(values: list[str] | None) -> dict[str, list[Dims]]:
@@ -78,9 +87,9 @@ def parse_shapes_file(text: str, source: str) -> tuple[Feed, ...]:
     '1x3x640x480'); or an object whose "shapes" key holds that list."""
     hint = 'a JSON list of runs, e.g. [{"x": [1, 3, 640, 480]}, {"x": "1x3x960x736"}]'
     try:
-        data = json.loads(text)
+        data = json_value(text)
     except ValueError as exc:
-        raise BadInput(f"--shapes {source!r} is not JSON ({exc})", hint=hint) from None
+        raise BadInput(f"--shapes {source!r} {exc}", hint=hint) from None
     if isinstance(data, dict) and "shapes" in data:
         data = data["shapes"]
     if not isinstance(data, list) or not data or not all(isinstance(run, dict) and run for run in data):
@@ -91,7 +100,7 @@ def parse_shapes_file(text: str, source: str) -> tuple[Feed, ...]:
         for name, dims in run.items():
             if isinstance(dims, str):
                 feed[str(name)] = parse_dims(dims, f"--shapes {source} run {number}")
-            elif isinstance(dims, list) and dims and all(type(d) is int and d >= 1 for d in dims):
+            elif isinstance(dims, list) and dims and all(type(d) is int and 1 <= d <= MAX_SIZE for d in dims):
                 feed[str(name)] = tuple(dims)
             else:
                 raise BadInput(f"--shapes {source!r}: run {number}, input {name!r}: {dims!r} is not a shape", hint=hint)

@@ -16,14 +16,13 @@ import time
 from pathlib import Path
 
 from provisioner import standalone
-from provisioner.childproc import kill_group
+from provisioner.childproc import die_with_parent, kill_group
 from provisioner.errors import BadInput
 from provisioner.verify.report import Failure, VerifyReport
 
 CHILD_SCRIPT = standalone.path("verify_child.py")
 MODELS_DIR = Path(__file__).resolve().parent / "models"  # the built-in check models
 STAGE_PREFIX = "ortprov-verify-stage: "
-PROVIDERS = ("cuda", "tensorrt")
 STDERR_TAIL_CHARS = 20000
 
 # stderr lines worth keeping as evidence for doctor
@@ -61,7 +60,7 @@ def run_verify(
     A plain run that fails because the loader found no library is run once more with preload_dlls(), only to
     tell the user what would help: the verdict stays FAIL, with a `library-not-on-path` failure.
     """
-    _validate(python, provider, model, dims, timeout)
+    _validate(python)
     argv = _child_argv(python, provider, model, static, dims or {})
     child_env = {**os.environ, **(env or {}), "PYTHONIOENCODING": "utf-8", "PYTHONUNBUFFERED": "1"}
     deadline = time.monotonic() + timeout
@@ -91,21 +90,14 @@ def run_verify(
     )
 
 
-def _validate(python: str, provider: str, model: str | None, dims: dict[str, int] | None, timeout: float) -> None:
-    if provider not in PROVIDERS:
-        raise BadInput(f"unknown provider {provider!r}", hint=f"use one of: {', '.join(PROVIDERS)}")
+def _validate(python: str) -> None:
+    """The interpreter to run the child in (the provider, model, --dim sizes and timeout are checked once, by
+    their declarations in commands/options.py)."""
     if not python or not (Path(python).is_file() and os.access(python, os.X_OK)):
         raise BadInput(
             f"python interpreter {python!r} does not exist or is not executable",
             hint="pass the target's interpreter, e.g. --python .venv/bin/python",
         )
-    if model is not None and not Path(model).is_file():
-        raise BadInput(f"model file {model!r} does not exist")
-    if timeout <= 0:
-        raise BadInput(f"timeout must be positive, got {timeout}")
-    for name, size in (dims or {}).items():
-        if not name or "=" in name or not isinstance(size, int) or size < 1:
-            raise BadInput(f"bad dimension {name}={size}", hint="use --dim NAME=N with N >= 1, e.g. --dim batch=1")
 
 
 def _child_argv(python: str, provider: str, model: str | None, static: bool, dims: dict[str, int]) -> list[str]:
@@ -141,7 +133,12 @@ def _run_child(
     mode = "static" if static else "session"
     try:
         process = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+            preexec_fn=die_with_parent(),  # a CUDA session that hangs dies with ortprov, even a killed one
         )
     except OSError as exc:
         return _failed_report(

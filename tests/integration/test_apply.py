@@ -19,7 +19,7 @@ from provisioner.plan import Plan, Step
 from tests.support.cli import ortprov_argv, run_ortprov
 from tests.support.envs import children_of, clean_env, freeze, make_venv, tree_digest, venv_python
 from tests.support.index_server import Fault, IndexServer
-from tests.support.wheels import WheelSpec, build_wheels, ort_family
+from tests.support.wheels import WheelSpec, build_wheels, damage, ort_family
 
 pytestmark = pytest.mark.e2e
 
@@ -167,10 +167,13 @@ def test_dry_run_lists_the_changes_and_changes_nothing(
     before = tree_digest(cpu_venv)
     proc = run_ortprov(*apply_args(plan, cpu_venv, index, "uv", "--dry-run"), env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "- onnxruntime==1.30.0" in proc.stderr
-    assert "+ onnxruntime-gpu==1.31.1" in proc.stderr
-    assert "+ nvidia-cudnn-cu12==9.1.0.70" in proc.stderr
-    assert f"uv pip uninstall --python {venv_python(cpu_venv)} onnxruntime" in proc.stderr
+    # the listing is the dry run's result: on stdout, the real run's commands with their index options
+    assert "- onnxruntime==1.30.0" in proc.stdout
+    assert "+ onnxruntime-gpu==1.31.1" in proc.stdout
+    assert "+ nvidia-cudnn-cu12==9.1.0.70" in proc.stdout
+    assert f"uv pip uninstall --python {venv_python(cpu_venv)} onnxruntime" in proc.stdout
+    assert f"--index-url {index.url} 'onnxruntime-gpu[cuda,cudnn]==1.31.1'" in proc.stdout
+    assert proc.stdout.rstrip().endswith("nothing was changed (dry run)")
     assert tree_digest(cpu_venv) == before
 
 
@@ -338,6 +341,29 @@ def test_apply_killed_outright_is_restored_by_the_next_run(
     assert_restored(cpu_venv, env, frozen, files)
 
 
+@pytest.mark.parametrize("installer", INSTALLERS)
+@pytest.mark.parametrize("how", ["crc", "truncate"])
+def test_a_corrupt_wheel_is_named_with_its_cause(
+    tmp_path: Path, env: dict[str, str], wheel_dir: Path, index: IndexServer, cpu_venv: Path, installer: str, how: str
+) -> None:
+    """A wheelhouse whose onnxruntime-gpu wheel was damaged on its way (a flipped byte, a cut-off copy): the
+    error names the wheel and what is wrong with it, not the installer's exit status."""
+    house = tmp_path / "house"
+    shutil.copytree(wheel_dir, house)
+    damage(house / GPU_WHEEL, how)
+    plan = write_plan(tmp_path / "plan.json")
+    frozen, files = freeze(venv_python(cpu_venv), env), tree_digest(cpu_venv)
+    proc = run_ortprov(*apply_args(plan, cpu_venv, index, installer, "--yes", "--wheelhouse", str(house)), env=env)
+    assert proc.returncode == 1, proc.stderr
+    error = next(line for line in proc.stderr.splitlines() if line.startswith("error: "))
+    named = GPU_WHEEL in error or "the wheel of onnxruntime-gpu 1.31.1" in error  # uv names a project, not a file
+    assert named and " is corrupt: " in error, error
+    cause = "CRC-32" if how == "crc" else "not a complete zip archive"
+    assert cause in error, error
+    assert "exited with status" not in error
+    assert_restored(cpu_venv, env, frozen, files)
+
+
 # -- offline: wheelhouse -------------------------------------------------------------------------------------
 
 
@@ -436,3 +462,52 @@ def test_air_gapped_fresh_venv_from_a_wheelhouse(tmp_path: Path, env: dict[str, 
         env=offline, capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
     assert "onnxruntime-gpu==1.31.1" in listed and "nvidia-cudnn-cu12==9.1.0.70" in listed
+
+
+# -- on a terminal -------------------------------------------------------------------------------------------
+
+
+def _on_a_terminal(argv: list[str], env: dict[str, str], answer: bytes) -> tuple[int, str]:
+    """Run argv with a pseudo-terminal as its stdin, stdout and stderr; answer apply's question when it comes."""
+    import pty
+    import select
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=follower, stdout=follower, stderr=follower, env=env, start_new_session=True)
+    os.close(follower)
+    shown, answered = b"", False
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: the process ended
+                break
+            shown += chunk
+        if not answered and b"Continue? [y/N]" in shown:
+            os.write(leader, answer)
+            answered = True
+        if not ready and proc.poll() is not None:
+            break
+    os.close(leader)
+    return proc.wait(timeout=60), shown.decode(errors="replace")
+
+
+@pytest.mark.parametrize("answer", [b"y\n", b"n\n"])
+def test_a_removal_is_confirmed_on_a_terminal(
+    tmp_path: Path, env: dict[str, str], index: IndexServer, cpu_venv: Path, answer: bytes
+) -> None:
+    plan = write_plan(tmp_path / "plan.json")
+    before = tree_digest(cpu_venv)
+    code, shown = _on_a_terminal(ortprov_argv(*apply_args(plan, cpu_venv, index, "uv")), env, answer)
+    assert "This removes or replaces: - onnxruntime==1.30.0" in shown, shown
+    assert "Traceback" not in shown and "NameError" not in shown, shown
+    if answer == b"y\n":
+        assert code == 0, shown
+        assert "onnxruntime-gpu==1.31.1" in freeze(venv_python(cpu_venv), env)
+        assert "verdict: installed, not verified (--no-verify)" in shown
+    else:
+        assert code == 1, shown
+        assert "cancelled: nothing was changed" in shown
+        assert tree_digest(cpu_venv) == before

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -27,7 +28,7 @@ from provisioner.probe.target import check_files
 from tests.support.cli import ortprov_argv
 from tests.support.envs import clean_env, freeze, make_venv, tree_digest, venv_python
 from tests.support.index_server import Fault, IndexServer
-from tests.support.wheels import build_wheels, ort_family
+from tests.support.wheels import build_wheels, damage, ort_family
 
 pytestmark = pytest.mark.e2e
 
@@ -65,7 +66,8 @@ RUNS = [("pip", action) for action in ACTIONS] + [("uv", "SIGKILL"), ("uv", "SIG
 
 
 def test_the_suite_covers_every_stage_marker() -> None:
-    named = {s.split("#")[0] for s in SUCCESS_STAGES + FAILURE_STAGES} | {"recovering"}
+    # "recovering" and "journal-writing": the dedicated tests below
+    named = {s.split("#")[0] for s in SUCCESS_STAGES + FAILURE_STAGES} | {"recovering", "journal-writing"}
     # "verified" needs a real onnxruntime in the target: the verify is covered by test_apply.py and tests/gpu
     assert named | {"verified"} == set(faults.STAGES)
 
@@ -119,26 +121,28 @@ class Case:
         self.frozen = freeze(self.python, self.env)
         self.files = tree_digest(self.venv)
 
-    def argv(self, *extra: str) -> list[str]:
+    def argv(self, *extra: str, python: Path | None = None, verify: str = "--no-verify") -> list[str]:
         return ortprov_argv(
             "apply",
             "--plan",
             str(self.plan),
             "--python",
-            str(self.python),
+            str(python or self.python),
             "--index-url",
             self.index.url,
             "--installer",
             self.installer,
-            "--no-verify",
+            verify,
             "--yes",
             *extra,
         )
 
-    def start(self, fault: str | None = None, *extra: str) -> subprocess.Popen[str]:
+    def start(
+        self, fault: str | None = None, *extra: str, python: Path | None = None, verify: str = "--no-verify"
+    ) -> subprocess.Popen[str]:
         env = {**self.env, faults.VARIABLE: fault} if fault else self.env
         return subprocess.Popen(
-            self.argv(*extra),
+            self.argv(*extra, python=python, verify=verify),
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -203,7 +207,10 @@ def _settle_and_judge(case: Case, key: str) -> str:
         assert "already satisfied" in settle.stderr, settle.stderr
     else:
         assert settle.returncode == 130, settle.stderr
-        assert "interrupted by SIGINT; nothing was changed" in settle.stderr
+        # nothing changed, or (a killed apply's snapshot restored first) nothing else
+        assert re.search(
+            r"interrupted by SIGINT; (an earlier .* first, and nothing else|nothing) was changed", settle.stderr
+        )
     assert "Traceback" not in settle.stderr
     state = case.state()
     TALLY[f"{key}: {state}"] += 1
@@ -397,6 +404,9 @@ def test_a_restore_that_cannot_put_everything_back_says_what_and_keeps_the_snaps
         assert (case.venv / ".ortprov-apply" / "journal.json").exists()  # kept for the next apply
         again = case.run()
         assert again.returncode == 1 and "could not put back" in again.stderr and "Traceback" not in again.stderr
+        # it was interrupted, not killed: the journal it kept says so
+        assert "stopped (interrupted by SIGINT) and its restore could not put everything back" in again.stderr
+        assert "was killed" not in again.stderr
     finally:
         _chattr("-i", case.site)
     TALLY[
@@ -468,3 +478,229 @@ def test_a_cleanup_killed_on_a_file_system_that_lists_the_journal_last(
     assert done.returncode == -signal.SIGKILL
     assert not (case.venv / ".ortprov-apply" / "journal.json").exists()  # it went first
     assert _settle_and_judge(case, f"uv ext4 journal-last {stage} SIGKILL") == "applied"
+
+
+# -- two applies that overlap (issue 26) --------------------------------------------------------------------
+
+HOLDING_PYTHON = """#!/bin/sh
+# apply B's target interpreter: its first run answers, then holds on (its output read, its exit not yet)
+# until apply A has ended; every later run is the venv's Python itself
+if mkdir {state}/first 2>/dev/null; then
+    {real} "$@"
+    status=$?
+    touch {state}/answered
+    while [ ! -e {state}/gate ]; do sleep 0.05; done
+    exit $status
+fi
+exec {real} "$@"
+"""
+
+
+def _holding_python(case: Case, tmp: Path) -> tuple[Path, Path]:
+    """A wrapper of the case's interpreter that answers its first run and then waits for the gate file."""
+    state = tmp / "holding"
+    state.mkdir()
+    wrapper = tmp / "python-holding"
+    wrapper.write_text(HOLDING_PYTHON.format(state=state, real=case.python))
+    wrapper.chmod(0o755)
+    return wrapper, state
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[str], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if proc.poll() is not None:
+            raise AssertionError(f"apply B ended before its interpreter answered: {proc.communicate()}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{path} never appeared")
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def corrupt_house(tmp_path_factory: pytest.TempPathFactory, wheel_dir: Path) -> Path:
+    """The test wheels, with the onnxruntime-gpu wheel's bytes damaged (a CRC-32 check fails on extraction)."""
+    house = tmp_path_factory.mktemp("corrupt-house")
+    for wheel in wheel_dir.glob("*.whl"):
+        shutil.copy(wheel, house / wheel.name)
+    damage(house / "onnxruntime_gpu-1.31.1-py3-none-any.whl", "crc")
+    return house
+
+
+@pytest.mark.parametrize(
+    ("installer", "how", "verify"),
+    [
+        ("pip", "fails", "--no-verify"),
+        ("uv", "fails", "--no-verify"),
+        ("pip", "SIGINT", "--no-verify"),
+        ("uv", "fails", "--verify-static"),
+    ],
+)
+def test_an_apply_that_read_the_target_while_another_one_restored_it_never_installs_both_flavours(
+    tmp_path: Path, template: Path, index: IndexServer, corrupt_house: Path, installer: str, how: str, verify: str
+) -> None:
+    """Apply A removes the CPU build and stops before its install; apply B starts, its interpreter answers once
+    and holds on; A fails on a corrupt wheel (or is interrupted) and restores the CPU build; then B goes on. B
+    must read the target after it holds the lock: the GPU flavour alone, or B refused, never both."""
+    case = Case(tmp_path, template, index, installer)
+    wrapper, state = _holding_python(case, tmp_path)
+    first = case.start("installer-finished:stop", "--wheelhouse", str(corrupt_house))
+    _wait_stopped(first.pid)
+    second = case.start(None, python=wrapper, verify=verify)
+    _wait_for(state / "answered", second)
+    if how == "SIGINT":
+        os.kill(first.pid, signal.SIGINT)
+    os.kill(first.pid, signal.SIGCONT)
+    _, first_err = first.communicate(timeout=300)
+    if how == "SIGINT":
+        assert first.returncode == 130, first_err
+    else:
+        assert first.returncode == 1, first_err
+        assert "onnxruntime_gpu-1.31.1-py3-none-any.whl" in first_err, first_err  # the wheel, named
+    assert "the environment was restored" in first_err, first_err
+    assert case.state() == "before", first_err
+    (state / "gate").touch()
+    _, second_err = second.communicate(timeout=300)
+    assert "Traceback" not in second_err, second_err
+    frozen = freeze(case.python, case.env)
+    assert not ("onnxruntime-gpu==1.31.1" in frozen and "onnxruntime==1.30.0" in frozen), second_err
+    assert "left differences" not in second_err, second_err
+    if second.returncode == 0:
+        assert case.state() == "applied", second_err
+        assert "- onnxruntime==1.30.0" in second_err, second_err
+    elif verify == "--verify-static" and "verify" in second_err:  # the stub wheels hold no CUDA provider
+        assert "the environment was restored" in second_err and "distributions as before" in second_err
+        assert case.state() == "before", second_err
+    else:
+        assert "is changing" in second_err, second_err  # refused: A held the lock
+        assert case.state() == "before", second_err
+    assert case.leftovers() == [], second_err
+    TALLY[f"{installer} overlap ({how}, {verify}): {case.state()}"] += 1
+
+
+# -- what each fault is called (issue 26) ----------------------------------------------------------------------
+
+
+def test_a_kill_while_the_first_journal_is_written_is_called_that(
+    tmp_path: Path, template: Path, index: IndexServer
+) -> None:
+    case = Case(tmp_path, template, index, "pip")
+    _fault(case, "journal-writing", "SIGKILL")
+    assert (case.venv / ".ortprov-apply").is_dir() and not (case.venv / ".ortprov-apply" / "journal.json").exists()
+    dry = case.run(None, "--dry-run")
+    assert "was killed while taking its snapshot, before it changed anything" in dry.stderr, dry.stderr
+    again = case.run()
+    assert again.returncode == 0, again.stderr
+    assert "was killed while taking its snapshot, before it changed anything; that partial snapshot was removed" in (
+        again.stderr
+    )
+    assert "behind while removing it" not in again.stderr
+    assert case.state() == "applied" and case.leftovers() == []
+    TALLY["pip journal-writing SIGKILL: applied"] += 1
+
+
+def test_sigint_during_a_recovery_says_the_recovery_changed_the_environment(
+    tmp_path: Path, template: Path, index: IndexServer
+) -> None:
+    case = Case(tmp_path, template, index, "pip")
+    _fault(case, "installer-finished", "SIGKILL")  # the CPU build removed, the GPU one not installed
+    proc = case.start("recovering:stop")
+    _wait_stopped(proc.pid)
+    os.kill(proc.pid, signal.SIGINT)
+    os.kill(proc.pid, signal.SIGCONT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "its snapshot was restored" in err
+    assert (
+        "interrupted by SIGINT; an earlier apply's snapshot was restored first, and nothing else was changed" in err
+    ), err
+    assert "interrupted by SIGINT; nothing was changed" not in err
+    assert case.state() == "before" and case.leftovers() == []
+    TALLY["pip SIGINT during recovery: before"] += 1
+
+
+def test_without_a_prediction_an_unchangeable_file_outside_the_plan_does_not_stop_it(
+    tmp_path: Path, template: Path, index: IndexServer
+) -> None:
+    """The venv's pip (23.2) predicts nothing before a real run; an immutable file of pip itself, which the plan
+    does not touch, is no reason to refuse (it used to be "cannot change 1 paths the plan touches")."""
+    case = Case(tmp_path, template, index, "pip")
+    frozen = next(case.site.glob("pip/__init__.py"))
+    if shutil.which("chattr") is None or not _chattr("+i", frozen):
+        pytest.skip("chattr +i is refused here (not root, or the file system has no such attribute)")
+    try:
+        done = case.run()
+    finally:
+        _chattr("-i", frozen)
+    assert done.returncode == 0, done.stderr
+    assert "cannot change" not in done.stderr
+    assert case.state() == "applied" and case.leftovers() == []
+    TALLY["pip immutable file outside the plan, no prediction: applied"] += 1
+
+
+COMPILING_PYTHON = """#!/bin/sh
+# the target interpreter, except that the loader hook's byte-compilation hangs (its pid and group are noted)
+if [ "$1" = "-m" ] && [ "$2" = "compileall" ]; then
+    echo "$$ $(ps -o pgid= -p $$)" > {state}
+    exec sleep 300
+fi
+exec {real} "$@"
+"""
+
+
+def test_the_loader_hooks_compilation_dies_with_ortprov(tmp_path: Path, template: Path, index: IndexServer) -> None:
+    case = Case(tmp_path, template, index, "pip")
+    noted = tmp_path / "compileall.pid"
+    wrapper = tmp_path / "python-compiling"
+    wrapper.write_text(COMPILING_PYTHON.format(state=noted, real=case.python))
+    wrapper.chmod(0o755)
+    proc = case.start(None, python=wrapper)
+    deadline = time.monotonic() + 240
+    while not noted.exists() or not noted.read_text().strip():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    pid, group = (int(word) for word in noted.read_text().split())
+    assert group == pid  # its own process group, as the installers have
+    os.kill(proc.pid, signal.SIGKILL)  # ortprov alone
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid), "the loader hook's compileall outlived ortprov"
+    _settle_and_judge(case, "pip ortprov killed during the hook's compileall")
+
+
+@pytest.fixture
+def tight_tmpfs(tmp_path: Path):
+    """A tmpfs (root only) whose inode count can be cut down to what it holds, plus a few."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs")
+    mount = tmp_path / "tmpfs"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512M", "tmpfs", str(mount)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_no_inodes_left_for_the_snapshot_is_a_full_disk_in_one_line(
+    tight_tmpfs: Path, template: Path, index: IndexServer
+) -> None:
+    case_dir = tight_tmpfs / "case"
+    case_dir.mkdir()
+    case = Case(case_dir, template, index, "pip")
+    stats = os.statvfs(tight_tmpfs)
+    used = stats.f_files - stats.f_ffree
+    # room for the lock file and the snapshot's first folders, not for a copy of every folder of the venv
+    remount = ["mount", "-o", f"remount,nr_inodes={used + 12}", str(tight_tmpfs)]
+    subprocess.run(remount, check=True, capture_output=True)
+    done = case.run()
+    assert done.returncode == 1, done.stderr
+    last = done.stderr.strip().splitlines()
+    error = next(line for line in last if line.startswith("error: "))
+    assert "taking the snapshot of" in error and "the disk is full: no space or no free inodes left" in error
+    assert error.endswith("nothing was changed"), error
+    assert "OSError" not in done.stderr and "Errno" not in done.stderr and "Traceback" not in done.stderr
+    subprocess.run(["mount", "-o", "remount,nr_inodes=100000", str(tight_tmpfs)], check=True, capture_output=True)
+    assert case.state() == "before" and case.leftovers() == []
+    TALLY["pip no inodes for the snapshot: before"] += 1

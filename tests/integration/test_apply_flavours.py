@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -21,6 +21,9 @@ from tests.support.cli import run_ortprov
 from tests.support.envs import clean_env, freeze, make_venv, tree_digest
 from tests.support.index_server import IndexServer
 from tests.support.wheels import build_wheels, ort_cpu, ort_family
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.e2e
 
@@ -160,8 +163,8 @@ def test_deleted_onnxruntime_files_are_reported_by_detect_and_doctor_and_repaire
     args = ["apply", "--plan", str(plan_file), "--index-url", index.url, "--python", str(python), "--no-verify"]
     dry = run_ortprov(*args, "--installer", "uv", "--dry-run", env=env)
     assert dry.returncode == 0, dry.stderr
-    assert "~ onnxruntime-gpu==1.31.1 (removed and installed afresh)" in dry.stderr
-    assert "already satisfied" not in dry.stderr
+    assert "~ onnxruntime-gpu==1.31.1 (removed and installed afresh)" in dry.stdout
+    assert "already satisfied" not in dry.stdout
     proc = run_ortprov(*args, "--installer", "uv", "-y", env=env)
     assert proc.returncode == 0, proc.stderr
     assert "[1/2] uninstall onnxruntime-gpu" in proc.stderr
@@ -194,7 +197,7 @@ def test_a_distribution_outside_the_plan_with_missing_files_is_a_warning_not_the
     [init] = venv.glob("lib/python*/site-packages/onnxruntime/__init__.py")
     init.unlink()  # now a distribution the plan installs is incomplete: "already satisfied" would be a lie
     broken = run_ortprov(*args, "--installer", "uv", "--dry-run", env=env)
-    assert "already satisfied" not in broken.stderr
+    assert "already satisfied" not in broken.stderr + broken.stdout
 
 
 def assert_gpu_flavour_alone_but(python: Path, env: dict[str, str], incomplete: list[str]) -> None:

@@ -13,12 +13,9 @@ from pathlib import Path
 import pytest
 
 from provisioner.installer import snapshot
-from provisioner.installer.conda import (
-    conda_commands,
-    conda_install_argv,
-    parse_environment_yml,
-    run_conda_apply,
-)
+from provisioner.installer.conda import conda_commands, conda_install_argv, parse_environment_yml
+from provisioner.installer.events import Recorder
+from provisioner.installer.flow import ApplySettings, Outcome, Sources, carry_out, find_target, opened
 from provisioner.installer.runner import CommandResult, diagnose
 from provisioner.installer.steps import Command, commands_for, dry_run_argv, parse_dry_run, with_sources
 from provisioner.installer.target import Target, inspect_python
@@ -245,19 +242,24 @@ def _swap_plan() -> Plan:
     return Plan("1.31.1", "onnxruntime-gpu", "12.8", "9", steps=SWAP)
 
 
+def _conda_apply(index: IndexServer) -> Outcome:
+    """The apply flow as the command runs it, in the active conda environment, with the swap plan."""
+    settings = ApplySettings(installer="conda", sources=Sources(index_url=index.url), yes=True, verify=None)
+    listener = Recorder()
+    with opened(find_target(settings), settings, listener) as target:
+        return carry_out(target, _swap_plan(), settings, listener)
+
+
 def test_conda_flow_runs_the_conda_part_then_the_pip_part(conda_env) -> None:
     import json
 
     prefix, index, env, log = conda_env
-    recipe = parse_environment_yml(ENV_YML.format(index=index.url))
-    result = run_conda_apply(
-        lambda python, minor: _swap_plan(), python=None, dry_run=False, yes=True, verbose=False,
-        confirm=None, recipe=recipe,
-    )  # fmt: skip
-    assert result.outcome == "applied"
+    outcome = _conda_apply(index)
+    assert outcome.apply.outcome == "applied"
     [argv] = [json.loads(line) for line in log.read_text().splitlines()]
     assert argv == ["install", "--yes", "--prefix", os.path.realpath(prefix), "--override-channels", "-c",
-                    "conda-forge", "cuda-version=12.8", "cudnn=9"]  # fmt: skip
+                    "conda-forge", "cuda-version=12.8", "cuda-cudart", "libcublas", "libcufft", "libcurand",
+                    "cuda-nvrtc", "cudnn=9"]  # fmt: skip
     frozen = freeze(venv_python(prefix), env)
     assert "onnxruntime-gpu==1.31.1" in frozen
     assert not any(line.startswith("onnxruntime==") for line in frozen)
@@ -269,12 +271,8 @@ def test_conda_failure_restores_the_whole_prefix(conda_env, monkeypatch: pytest.
     prefix, index, env, _ = conda_env
     monkeypatch.setenv("CONDA_EXIT", "1")
     frozen, files = freeze(venv_python(prefix), env), tree_digest(prefix)
-    recipe = parse_environment_yml(ENV_YML.format(index=index.url))
     with pytest.raises(ApplyFailed) as failed:
-        run_conda_apply(
-            lambda python, minor: _swap_plan(), python=None, dry_run=False, yes=True, verbose=False,
-            confirm=None, recipe=recipe,
-        )  # fmt: skip
+        _conda_apply(index)
     assert "step 2 (conda) failed" in failed.value.message
     assert failed.value.result.restored_exactly
     assert freeze(venv_python(prefix), env) == frozen

@@ -121,7 +121,7 @@ def test_the_hook_lives_through_the_packages_life(applied_venv, tmp_path: Path) 
     # the same machine with CUDA and cuDNN from the system: the hook goes with the NVIDIA wheels' role
     dry = run_ortprov("apply", "--venv", str(venv), *H100, *era, "--cuda-libraries", "system", "--index-url",
                       index.url, "-y", "--dry-run", env=env)  # fmt: skip
-    assert "remove the loader hook" in dry.stderr and (site_of(venv) / "ortprov-loader.pth").exists()
+    assert "remove the loader hook" in dry.stdout and (site_of(venv) / "ortprov-loader.pth").exists()
     system = run_ortprov("apply", "--venv", str(venv), *H100, *era, "--cuda-libraries", "system", "--index-url",
                          index.url, "-y", "--no-verify", env=env)  # fmt: skip
     assert system.returncode == 0, system.stderr
@@ -130,7 +130,7 @@ def test_the_hook_lives_through_the_packages_life(applied_venv, tmp_path: Path) 
 
 @pytest.mark.parametrize("damage", ["package-gone", "raises-on-import", "elf-reader-gone"])
 def test_a_broken_hook_is_silent_at_start_up_and_loud_in_doctor(applied_venv, tmp_path: Path, damage: str) -> None:  # noqa: ANN001
-    venv, env, _ = applied_venv
+    venv, env, index = applied_venv
     python, package = venv_python(venv), site_of(venv) / "_ortprov_loader"
     if damage == "package-gone":
         for path in package.rglob("*"):
@@ -152,3 +152,10 @@ def test_a_broken_hook_is_silent_at_start_up_and_loud_in_doctor(applied_venv, tm
         doctor = run_ortprov("doctor", "--json", "--python", str(python), env=env)
         codes = [finding["code"] for finding in json.loads(doctor.stdout)["findings"]]
         assert "loader-hook-failed" in codes, codes
+    # apply repairs it, and says that it changed something (not "already satisfied: nothing changed")
+    repair = run_ortprov("apply", "--venv", str(venv), *H100, *ERAS["1.22-cuda12"], "--index-url", index.url, "-y",
+                         "--no-verify", env=env)  # fmt: skip
+    assert repair.returncode == 0, repair.stderr
+    assert "changed: ortprov's loader hook (" in repair.stderr and "already satisfied" not in repair.stderr
+    assert repair.stdout.startswith("verdict: installed, not verified (--no-verify)")
+    assert loader_error(plain_session(python, env, tmp_path).stderr) == DRIVER_LIBRARY

@@ -12,12 +12,14 @@ from provisioner.matrix.load import clear_memo, load_matrix, shipped_dir
 from provisioner.matrix.query import builds_for
 from provisioner.matrix.refresh import update_matrix
 from tests.integration.range_index import RangeIndex
+from tests.support.binaries import GPU_CODE, elf_library
 from tests.support.cli import run_ortprov
 from tests.support.wheels import WheelSpec, build_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = Path(__file__).parent / "data" / "simple-onnxruntime-gpu.json"  # real PyPI answer, trimmed to 1.31.1
 FILES = ("onnxruntime-gpu.yaml", "cuda.yaml", "nvidia-wheels.yaml", "tensorrt.yaml")
+PROVIDER = "onnxruntime/capi/libonnxruntime_providers_cuda.so"
 
 
 @pytest.fixture
@@ -48,6 +50,8 @@ def gpu_wheel(dest: Path, version: str, tag: str, cuda: str = "13.0", padding: i
                 "onnxruntime/capi/build_and_package_info.py": (
                     f"package_name = 'onnxruntime-gpu'\n__version__ = '{version}'\ncuda_version = '{cuda}'\n"
                 ),
+                # a real (tiny) CUDA provider: its GPU code and DT_NEEDED are what update reads from every wheel
+                PROVIDER: elf_library(["libcublas.so.13", "libcudart.so.13", "libcuda.so.1", "libc.so.6"], GPU_CODE),
             },
             tag=tag,
             padding=padding,
@@ -82,8 +86,8 @@ def test_update_adds_a_new_release_read_by_ranges(tmp_path: Path, cache: Path) -
         server.pages["onnxruntime-gpu"] = index_page(server, wheels)
         result = update_matrix(index_url=f"{server.url}/simple/", timeout=5, retries=0, today="2026-12-24")
         assert server.full_downloads == []
-        for wheel in wheels[:2]:  # one wheel per platform is read, a few KB of each
-            assert server.sent.get(wheel.name, 0) < 100_000 < wheel.stat().st_size
+        for wheel in wheels[:2]:  # small members and the provider library are read, never the padding
+            assert server.sent.get(wheel.name, 0) < 400_000 < 3_000_000 < wheel.stat().st_size
     assert result.status == "updated", result
     assert result.added == ("1.32.0",) and result.builds_after == result.builds_before + 1
     assert result.written_to == str(cache / "matrices")
@@ -97,6 +101,13 @@ def test_update_adds_a_new_release_read_by_ranges(tmp_path: Path, cache: Path) -
         "windows-amd64": None,
     }
     assert "nvidia-cudnn-cu13~=9.0" in build.requirements and build.confirmed
+    # what each platform's wheels hold, read the way bin/derive_release.py reads it
+    linux = build.wheel_platform("linux-x86_64")
+    assert linux is not None and linux.python == ("3.12", "3.13t") and linux.wheels_alike == 2
+    cuda = linux.provider("cuda")
+    assert cuda is not None and cuda.kernels == ("sm_75", "sm_90a", "sm_120a") and cuda.ptx == ("compute_90",)
+    assert cuda.needs == ("libcublas.so.13", "libcudart.so.13", "libcuda.so.1", "libc.so.6")
+    assert build.pythons_on("windows-amd64") == ("3.12",)
     assert len(matrix.builds) == len(load_matrix(use_cache=False).builds) + 1  # nothing lost
 
 
@@ -182,7 +193,9 @@ def test_live_update_from_pypi_reads_the_newest_release(tmp_path: Path, cache: P
     (target / "onnxruntime-gpu.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     for name in FILES[1:]:
         (target / name).write_text((shipped_dir() / name).read_text())
-    result = update_matrix(timeout=30, retries=2, limit=1)
+    # the small members only: streaming the 16 wheels' provider libraries would move ~4 GB (bin/derive_release.py
+    # and tests/integration/test_closure_pypi.py read real providers; the loopback tests above the same code)
+    result = update_matrix(timeout=30, retries=2, limit=1, read_gpu_code=False)
     assert result.status == "updated" and result.added == ("1.31.1",)
     (build,) = [b for b in builds_for(load_matrix(), "1.31.1") if b.index_url is None]
     for key in (

@@ -8,14 +8,17 @@ wins over the shipped data), so expectations do not move when the shipped matrix
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.cli import run_ortprov
 from tests.unit.matrix_fixtures import host, write_matrix_dir
+
+if TYPE_CHECKING:
+    import subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTS = ROOT / "tests" / "hosts"
@@ -77,7 +80,7 @@ def test_text_summary_and_verbose_rejections(cache_dir: Path) -> None:
     assert "1 other candidate lost (-v shows why)" in short.stdout
     verbose = run_ortprov("plan", "-v", *args, cache=cache_dir)
     assert "Rejected:" in verbose.stdout
-    assert "CUDA 13 builds do not support compute capability 6.1" in verbose.stdout
+    assert "1.31.1 has no kernels for compute capability 6.1 (sm_75 80 86 89 90 100 120, no PTX)" in verbose.stdout
 
 
 def test_no_plan_exits_3_with_the_reasons(cache_dir: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -28,6 +28,9 @@ from tests.support.envs import venv_python
 from tests.support.index_server import IndexServer
 from tests.support.recipe_plans import cuda12_plan, host
 from tests.support.wheels import WheelSpec, build_wheels
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.e2e
 
@@ -75,7 +78,10 @@ def test_hashed_requirements_from_a_loopback_index_install_with_require_hashes(
     wheels = family(tmp_path / "wheels")
     with IndexServer(tmp_path / "wheels") as index:
         plan = loopback_plan(index.url)
-        pinned = pinned_digests(plan)
+        said: list[str] = []
+        pinned = pinned_digests(plan, progress=said.append)
+        assert said[0].startswith("hashes: resolving the plan for Python") and said[1].startswith("hashes: 3 ")
+        assert [line.split("]")[0] for line in said[2:]] == ["hashes: [1/3", "hashes: [2/3", "hashes: [3/3"]
         # A pip that downloads every wheel to resolve them says so (GBs for a real plan); a newer one does not.
         pip = pip_version(sys.executable)
         assert pip is not None

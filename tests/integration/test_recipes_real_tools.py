@@ -22,7 +22,6 @@ import pytest
 import yaml
 
 from provisioner.errors import BadInput
-from provisioner.facts import load_host_file
 from provisioner.hashes import (
     pinned_digests,
     pip_reads_metadata_only,
@@ -35,6 +34,7 @@ from provisioner.matrix.load import load_matrix
 from provisioner.plan import Plan, Request, Step
 from provisioner.planner import make_plan
 from provisioner.render.recipes import render
+from provisioner.userfiles import read_host_file
 from tests.support.elf import build_so
 from tests.support.index_server import IndexServer
 from tests.support.recipe_plans import cuda12_plan, matrix
@@ -44,7 +44,7 @@ HOSTS = Path(__file__).resolve().parents[1] / "hosts"
 
 
 def planned(host_file: str, ort: str | None = None) -> Plan:
-    return make_plan([load_host_file(HOSTS / host_file)], load_matrix(), Request(ort=ort))
+    return make_plan([read_host_file(HOSTS / host_file)], load_matrix(), Request(ort=ort))
 
 
 LINUX_HOSTS = ["a100-driver535-container-no-cudnn.json", "cpu-dev-machine.json", "linux-rtx3090.json"]

@@ -6,13 +6,16 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from provisioner.probe.target import START_TIMEOUT
 from tests.support.cli import ortprov_argv
 from tests.support.envs import REPO, clean_env
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 COMMANDS = (("detect",), ("plan",), ("verify",), ("doctor",), ("apply", "--dry-run"))
 

@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import tarfile
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -22,6 +22,9 @@ from tests.support.cli import run_ortprov
 from tests.support.envs import clean_env, make_venv, tree_digest, venv_python
 from tests.support.index_server import IndexServer
 from tests.support.wheels import WheelSpec, build_wheel
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.e2e
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
@@ -18,6 +18,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from tests.support.cli import run_ortprov
 from tests.support.rapidocr import CLS, DET, rapidocr_model
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SHAPES = ("--shape", "x=1x3x96x128", "--shape", "x=1x3x128x96", "--shape", "x=1x3x160x160")
 
@@ -223,7 +226,7 @@ def test_tune_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
         (["--shape", "y=1x3x48x192"], "the model has no input 'y'"),
         (["--shape", "x=1x3x48"], "input 'x' has 4 dimensions, 3 were given"),
         (["--budget", "0"], "--budget must be positive"),
-        (["--shapes", str(tmp_path / "none.json")], "cannot read --shapes"),
+        (["--shapes", str(tmp_path / "none.json")], "none.json' does not exist"),
     ]
     for extra, message in cases:
         done = run_ortprov("tune", str(model), "--python", sys.executable, *extra)

@@ -9,7 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,6 +17,9 @@ from provisioner import standalone
 from provisioner.tune import recommend, variants
 from provisioner.tune.report import Measurement, Runtime, TuneReport
 from tests.support.envs import REPO, clean_env, venv_python
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.network
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tests.support.envs import DEV_PYTHON, REPO
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def ortprov_argv(*args: str) -> list[str]:

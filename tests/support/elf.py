@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
 
 
 def build_so(

@@ -10,12 +10,16 @@ error means plain code does not find the wheels (no loader hook).
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from provisioner.matrix.model import Matrix
 from provisioner.matrix.query import builds_for, cuda_major, sonames_by_cuda_major
 from tests.support.elf import build_so
 from tests.support.wheels import WheelSpec
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from provisioner.matrix.model import Matrix
 
 DRIVER_LIBRARY = "libcuda.so.1"
 
@@ -121,6 +125,51 @@ def era_wheels(plan: dict, matrix: Matrix, work: Path) -> list[WheelSpec]:
         files = {f"{folder}/{soname}": (libraries / soname).read_bytes() for soname in shipped}
         files[f"{folder.rsplit('/', 1)[0]}/__init__.py"] = ""
         specs.append(WheelSpec(name, version, files=files))
+    return specs
+
+
+# appended to the real CPU onnxruntime's __init__.py in `on_real_onnxruntime`: it reports the CUDA provider as a
+# GPU build does (compiled in, whatever the machine has), and the plan's version
+GPU_BUILD_SHIM = """
+
+# ortprov's tests: this is the CPU build standing for onnxruntime-gpu {version} on a machine without the NVIDIA
+# driver: the CUDA provider is listed as a GPU build lists it; a session asked for it runs on the CPU
+__version__ = "{version}"
+_cpu_providers = get_available_providers
+
+
+def get_available_providers():
+    return ["CUDAExecutionProvider", *_cpu_providers()]
+"""
+
+
+def on_real_onnxruntime(plan: dict, matrix: Matrix, work: Path) -> list[WheelSpec]:
+    """era_wheels, with the onnxruntime-gpu wheel made from the real CPU onnxruntime of the test interpreter
+    (and its numpy): real sessions run, so verify's CUDA check runs as on a GPU build without a driver (the
+    session falls back to the CPU, libcuda.so.1 cannot be loaded: no-driver), and its static check reads the
+    stub provider library. The venv must have the test interpreter's Python (compiled code)."""
+    from tests.support.wheels import installed
+
+    build = builds_for(matrix, plan["ort_version"], plan["cuda_version"])[0]
+    specs = []
+    for spec in era_wheels(plan, matrix, work):
+        if spec.name != build.package:
+            specs.append(spec)
+            continue
+        cpu = installed("onnxruntime")
+        init = cpu.files["onnxruntime/__init__.py"]
+        assert isinstance(init, bytes)
+        files = {
+            "onnxruntime/__init__.py": init + GPU_BUILD_SHIM.format(version=spec.version).encode(),
+            "onnxruntime/capi/build_and_package_info.py": spec.files["onnxruntime/capi/build_and_package_info.py"],
+            "onnxruntime/capi/libonnxruntime_providers_cuda.so": spec.files[
+                "onnxruntime/capi/libonnxruntime_providers_cuda.so"
+            ],
+        }
+        numpy = installed("numpy")
+        requires = (*spec.requires, f"numpy=={numpy.version}")
+        specs += [installed("onnxruntime", name=spec.name, version=spec.version, extras=spec.extras,
+                            requires=requires, files=files), numpy]  # fmt: skip
     return specs
 
 

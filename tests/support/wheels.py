@@ -11,9 +11,12 @@ import base64
 import hashlib
 import re
 import zipfile
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,24 @@ def build_wheel(dest: Path, spec: WheelSpec) -> Path:
         for name, data in contents.items():
             archive.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0)), data)
     return path
+
+
+def installed(distribution: str, **changes: object) -> WheelSpec:
+    """A WheelSpec of a distribution installed in the interpreter running the tests (its RECORD's files under
+    site-packages, bytes as installed): real code, compiled for this interpreter, to put in a test index.
+    `changes` replace WheelSpec fields (another name or version; `files` are added to the installed ones)."""
+    import importlib.metadata
+
+    found = importlib.metadata.distribution(distribution)
+    files: dict[str, str | bytes] = {}
+    for entry in found.files or ():
+        path = str(entry)
+        if path.startswith("..") or ".dist-info/" in path or "__pycache__" in path:
+            continue
+        files[path] = Path(str(found.locate_file(entry))).read_bytes()
+    files.update(changes.pop("files", {}))  # type: ignore[arg-type]
+    spec = WheelSpec(found.metadata["Name"], found.version, files=files)
+    return WheelSpec(**{**spec.__dict__, **changes})  # type: ignore[arg-type]
 
 
 def build_wheels(dest: Path, specs: Iterable[WheelSpec]) -> list[Path]:
@@ -157,3 +178,22 @@ def ort_family(cuda_major: str = "12") -> list[WheelSpec]:
         nvidia_lib(f"nvidia-cudnn{suffix}", "9.1.0.70", "cudnn"),
         nvidia_lib(f"nvidia-cudnn{suffix}", "8.9.7.29", "cudnn"),
     ]
+
+
+def damage(wheel: Path, how: str) -> Path:
+    """Damage a built wheel in place, as a bad disk or an interrupted copy would: `crc` flips one byte of the
+    first package file's data (the archive still lists it; extracting fails its CRC-32 check), `truncate`
+    keeps the first half of the file (no central directory: not a zip archive any more)."""
+    data = bytearray(wheel.read_bytes())
+    if how == "truncate":
+        wheel.write_bytes(bytes(data[: len(data) // 2]))
+        return wheel
+    with zipfile.ZipFile(wheel) as archive:
+        info = next(i for i in archive.infolist() if ".dist-info/" not in i.filename and i.file_size)
+    # the local header: 30 bytes, then the name and the extra field, then the (stored) data
+    name_length = int.from_bytes(data[info.header_offset + 26 : info.header_offset + 28], "little")
+    extra_length = int.from_bytes(data[info.header_offset + 28 : info.header_offset + 30], "little")
+    at = info.header_offset + 30 + name_length + extra_length
+    data[at] ^= 0xFF
+    wheel.write_bytes(bytes(data))
+    return wheel

@@ -8,7 +8,7 @@ versions are a trimmed, illustrative selection. The planner must get every decis
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from provisioner.facts import (
     DriverInfo,
@@ -26,9 +26,13 @@ from provisioner.matrix.model import (
     LibraryWheel,
     Matrix,
     OrtBuild,
+    ProviderLibrary,
     TensorRTRelease,
     WheelPlatform,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SRC = ("tests/unit/matrix_fixtures.py",)
 CUDA12_FEED = "https://aiinfra.pkgs.visualstudio.com/PublicPackages/_packaging/onnxruntime-cuda-12/pypi/simple/"
@@ -60,6 +64,22 @@ LINUX = WheelPlatform("linux-x86_64", "2.28")
 LINUX_217 = WheelPlatform("linux-x86_64", "2.17")
 AARCH64 = WheelPlatform("linux-aarch64", "2.34")
 WINDOWS = WheelPlatform("windows-amd64")
+
+
+CU128_KERNELS = "52 60 61 70 75 80 86 89 90 100 120"  # an illustrative CUDA 12.8 arch list
+TRT = ("cuda", "tensorrt")  # the providers of x86_64 and Windows wheels; aarch64 ships the CUDA one only
+
+
+def with_code(
+    platform: WheelPlatform, kernels: str, ptx: str = "", providers: tuple[str, ...] = ("cuda",)
+) -> WheelPlatform:
+    """The platform with its wheels read: a CUDA provider holding `kernels` ("75 80 90a") and `ptx` ("90")."""
+    cuda = ProviderLibrary(
+        "cuda", kernels=tuple(f"sm_{k}" for k in kernels.split()), ptx=tuple(f"compute_{p}" for p in ptx.split())
+    )
+    read = tuple(cuda if name == "cuda" else ProviderLibrary(name) for name in providers)
+    return replace(platform, providers=read, wheel=f"fixture-{platform.platform}.whl")
+
 
 CU12_NAMES = {
     "cudart": "nvidia-cuda-runtime-cu12",
@@ -147,30 +167,29 @@ BUILDS = (
         "12.2",
         "9",
         PY_310_313,
-        (LINUX, WINDOWS),
+        tuple(with_code(p, "52 61 70 75 80 86 89 90", "90", TRT) for p in (LINUX, WINDOWS)),
         libraries_linked=CU12_LINKED,
         libraries_lazy=CU12_LAZY,
         tensorrt_version="10.4",
-        cuda_archs=("5.2", "6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0"),
     ),
     _build(
         "1.22.0",
         "12.4",
         "9",
         PY_310_313,
-        (LINUX, AARCH64, WINDOWS),
+        tuple(with_code(p, "61 70 75 80 86 89 90", "90", TRT) for p in (LINUX, WINDOWS))
+        + (with_code(AARCH64, "61 70 75 80 86 89 90", "90"),),
         extras=("cuda", "cudnn"),
         libraries_linked=CU12_LINKED,
         libraries_lazy=CU12_LAZY,
         tensorrt_version="10.9",
-        cuda_archs=("6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0"),
     ),
     _build(
         "1.30.0",
         "12.8",
         "9",
         PY_311_314,
-        (LINUX, AARCH64, WINDOWS),
+        tuple(with_code(p, CU128_KERNELS, "120", TRT) for p in (LINUX, AARCH64, WINDOWS)),
         extras=("cuda", "cudnn"),
         libraries_linked=CU12_LINKED,
         libraries_lazy=CU12_LAZY,
@@ -180,19 +199,20 @@ BUILDS = (
         "13.0",
         "9",
         PY_311_314,
-        (LINUX, AARCH64, WINDOWS),
+        tuple(with_code(p, "75 80 86 89 90 100 120", "", TRT) for p in (LINUX, WINDOWS))
+        + (with_code(AARCH64, "75 80 86 89 90 100 120"),),
         extras=("cuda", "cudnn"),
         requirements=CU13_REQS,
+        libraries_linked=("libcublasLt.so.13", "libcublas.so.13", "libcurand.so.10", "libcudart.so.13", "libcuda.so.1"),
         tensorrt_version="10.13",
         preload_dlls=True,
-        cuda_archs=("7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"),
     ),
     _build(
         "1.31.1",
         "12.8",
         "9",
         PY_311_314,
-        (LINUX, WINDOWS),
+        tuple(with_code(p, CU128_KERNELS, "120", TRT) for p in (LINUX, WINDOWS)),
         index_url=CUDA12_FEED,
         libraries_linked=CU12_LINKED,
         libraries_lazy=CU12_LAZY,

@@ -3,9 +3,12 @@ they cannot drift."""
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
+
+from tests.support.cli import run_ortprov
 
 REPO = Path(__file__).resolve().parents[2]
 CI_RUN = REPO / ".ci" / "run"
@@ -42,6 +45,16 @@ def test_ci_runs_exactly_the_readme_setup_blocks() -> None:
     assert "pip install ." in install and "ortprov plan" in install
     assert "pip install -e '.[dev]'" in tests and "python -m pytest" in tests
     assert "python -m pytest" in full and "-m e2e" in full
+
+
+def test_the_readme_leads_with_a_plan_that_works_on_any_machine() -> None:
+    """The first `ortprov` command a newcomer runs plans for a described GPU host: exit 0 here, with no GPU (the
+    plan for this machine comes after it, and exits 3 where there is no driver)."""
+    install = ci_commands(REPO).stdout.split("\0")[0]
+    lines = [line for line in install.splitlines() if line.startswith("ortprov ")]
+    assert lines[-1] == "ortprov plan" and len(lines) >= 2
+    first = run_ortprov(*shlex.split(lines[0])[1:])
+    assert first.returncode == 0 and "onnxruntime-gpu" in first.stdout, first.stderr
 
 
 def test_ci_follows_the_readme_when_it_changes(tmp_path: Path) -> None:

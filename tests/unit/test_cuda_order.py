@@ -8,7 +8,7 @@ tests/gpu/test_detect_gpu.py.
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -16,6 +16,9 @@ from provisioner.facts import Gpu
 from provisioner.probe import cuda_order
 from provisioner.probe import nvml as probe
 from tests.support.fake_nvml import FakeDevice, FakeNvml
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 GT710 = Gpu(0, "NVIDIA GeForce GT 710", "3.5", pci_bus_id="00000000:18:00.0")
 RTX3090 = Gpu(1, "NVIDIA GeForce RTX 3090", "8.6", pci_bus_id="00000000:65:00.0")

@@ -15,9 +15,9 @@ from provisioner.facts import (
     NvidiaWheel,
     OrtDist,
     PlatformInfo,
-    load_host_file,
 )
 from provisioner.render.detect import render_summary
+from provisioner.userfiles import read_host_file
 
 HOSTS = sorted((Path(__file__).resolve().parents[1] / "hosts").glob("*.json"))
 LINUX = PlatformInfo(os="linux", arch="x86_64", glibc="2.36")
@@ -25,7 +25,7 @@ LINUX = PlatformInfo(os="linux", arch="x86_64", glibc="2.36")
 
 @pytest.mark.parametrize("path", HOSTS, ids=[path.name for path in HOSTS])
 def test_every_host_file_renders(path: Path) -> None:
-    facts = load_host_file(path)
+    facts = read_host_file(path)
     text = render_summary(facts)
     assert text.splitlines()[0].startswith("driver:")
     for gpu in facts.gpus:

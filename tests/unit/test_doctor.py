@@ -22,11 +22,11 @@ from provisioner.facts import (
     PlatformInfo,
     PythonInfo,
     RuntimeEnvironment,
-    load_host_file,
 )
 from provisioner.findings import CODES, Finding
 from provisioner.matrix.load import load_matrix
 from provisioner.plan import Plan, Rejection, Step
+from provisioner.userfiles import read_host_file
 from provisioner.verify.report import (
     Comparison,
     Failure,
@@ -458,7 +458,7 @@ def test_root_cause_comes_first():
     ],
 )
 def test_host_files(name: str, expected: list[str]):
-    findings = diagnose(load_host_file(HOSTS / name))
+    findings = diagnose(read_host_file(HOSTS / name))
     assert codes(findings) == expected
     for finding in findings:
         assert finding.evidence and finding.fix
@@ -467,7 +467,7 @@ def test_host_files(name: str, expected: list[str]):
 @pytest.mark.parametrize("name", ["linux-rtx3090.json", "windows-gtx1660super.json"])
 def test_seed001_hosts_with_a_slow_gpu_report(name: str):
     """Seed 001: the GPU was slower than the CPU. The machine state alone is healthy; the timings say it."""
-    facts = load_host_file(HOSTS / name)
+    facts = read_host_file(HOSTS / name)
     assert diagnose(facts) == []
     slow = report()
     check = dataclasses.replace(slow.checks[0], gpu=Timing(0.9, 0.5, 2.57, 20), cpu=Timing(0.1, 0.1, 1.18, 20))
@@ -476,7 +476,7 @@ def test_seed001_hosts_with_a_slow_gpu_report(name: str):
 
 def test_every_host_file_diagnoses_without_error():
     for path in sorted(HOSTS.glob("*.json")):
-        for finding in diagnose(load_host_file(path)):
+        for finding in diagnose(read_host_file(path)):
             assert finding.code in CODES, path.name
 
 
@@ -515,3 +515,42 @@ def test_tensorrt_of_any_cuda_major_is_a_context_maker():
     assert "tensorrt-cu14 11.0" in findings[1].title
     libs_only = OrtImport(version="1.31.1", related_dists=(InstalledOrt("tensorrt-cu13-libs", "10.13.3.9"),))
     assert diagnose(host(), report(ort=libs_only)) == []
+
+
+# --- GPU code: the installed build's wheels, and the build that has it (issue 20) ------------------------
+
+
+def test_a_gpu_the_installed_build_has_no_code_for_is_found_before_anything_runs():
+    b200 = host(gpus=(Gpu(0, "NVIDIA B200", "10.0", 183359),))
+    findings = [f for f in diagnose(b200) if f.code == "unsupported-gpu-arch"]
+    assert len(findings) == 1
+    assert "compute capability 10.0" in findings[0].title
+    assert any("sm_75 80 86 89 90a 120a, no PTX" in line for line in findings[0].evidence)
+    assert findings[0].fix.startswith("onnxruntime-gpu 1.28.0 (CUDA 13.0) has sm_100a for compute capability 10.0")
+    assert "--ort 1.28.0" in findings[0].fix
+    assert "unsupported-gpu-arch" not in codes(diagnose(host()))  # the H100: sm_90a is there
+
+
+def test_no_kernel_image_in_the_live_session_names_the_build_that_has_the_code():
+    message = "builtin:check: Fail: CUDA failure 209: no kernel image is available for execution on the device"
+    failed = report(False, failures=(Failure("session-failed", message),))
+    gb10 = host(gpus=(Gpu(0, "NVIDIA GB10", "12.1"),), platform=PlatformInfo("linux", "aarch64", glibc="2.39"))
+    found = next(f for f in diagnose(gb10, failed) if f.code == "unsupported-gpu-arch")
+    assert "has sm_121a for compute capability 12.1" in found.fix
+
+
+def test_no_kernel_image_in_a_log_that_names_the_gpu_names_the_build_that_has_the_code():
+    log = (
+        "GPU 0: NVIDIA B200\n"
+        "onnxruntime-gpu 1.31.1\n"
+        "CUDA failure 209: no kernel image is available for execution on the device ; GPU=0 ; hostname=x ;\n"
+    )
+    found = [f for f in diagnose(None, log=log) if f.code == "unsupported-gpu-arch"]
+    assert found and "for compute capability 10.0" in found[0].fix and "1.28.0" in found[0].fix
+
+
+def test_a_gpu_no_release_holds_code_for_gets_the_source_build():
+    from provisioner.doctor.fixes import gpu_code_fix
+
+    fix = gpu_code_fix(load_matrix(use_cache=False), "8.0", "linux-aarch64", PY)
+    assert "CMAKE_CUDA_ARCHITECTURES=80" in fix

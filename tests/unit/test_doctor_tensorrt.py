@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from provisioner.doctor import diagnose
 from provisioner.doctor.fixes import Fixes
@@ -18,6 +18,9 @@ from provisioner.matrix.load import load_matrix
 from provisioner.standalone import loader_hook as hook
 from provisioner.standalone import verify_child
 from provisioner.verify.report import Failure, InstalledOrt, OrtImport, VerifyReport
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MATRIX = load_matrix(use_cache=False)
 

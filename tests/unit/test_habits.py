@@ -18,7 +18,8 @@ EVERY_COMMAND = [name for name in cli.COMMANDS if name != "matrix"] + ["matrix s
 def complete(words: str, shell: str = "bash") -> list[str]:
     """What the shell's completion function gets for `words` (the last one being typed)."""
     if shell == "bash":
-        env = cli_env(_ORTPROV_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=str(len(words.split()) - 1))
+        cword = len(words.split()) - (0 if words.endswith(" ") else 1)  # past a space: a new, empty word
+        env = cli_env(_ORTPROV_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=str(cword))
     else:
         env = cli_env(_ORTPROV_COMPLETE=f"complete_{shell}", _TYPER_COMPLETE_ARGS=words)
     result = run_ortprov(env=env)
@@ -34,11 +35,81 @@ def test_completion_of_commands_and_of_the_options_of_the_command_being_typed() 
     assert "--venv" in " ".join(complete("ortprov apply --ve", shell="zsh"))
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_show_completion_prints_the_script_for_the_shell(shell: str) -> None:
+# a line only that shell's script holds (typer's scripts)
+SCRIPT_MARK = {
+    "bash": "complete -o default -F",
+    "zsh": "#compdef ortprov",
+    "fish": "complete --command ortprov",
+    "powershell": "Register-ArgumentCompleter",
+}
+
+
+@pytest.mark.parametrize("shell", list(SCRIPT_MARK))
+def test_show_completion_prints_the_script_for_the_shell_named(shell: str) -> None:
+    """Issue 23: `--show-completion zsh` printed the bash script."""
     result = run_ortprov("--show-completion", shell)
     assert result.returncode == 0, result.stderr
     assert "_ORTPROV_COMPLETE" in result.stdout and "ortprov" in result.stdout
+    assert [mark for mark in SCRIPT_MARK.values() if mark in result.stdout] == [SCRIPT_MARK[shell]]
+
+
+def test_install_completion_refuses_a_shell_it_cannot_serve_and_writes_nothing(tmp_path) -> None:
+    """Issue 23: `--install-completion nosuchshell` edited ~/.bashrc."""
+    home = tmp_path / "home"
+    home.mkdir()
+    result = run_ortprov("--install-completion", "nosuchshell", env=cli_env(HOME=str(home)))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("error: --install-completion 'nosuchshell' is not a shell ortprov completes in")
+    assert list(home.iterdir()) == []
+    done = run_ortprov("--install-completion", "fish", env=cli_env(HOME=str(home)))
+    assert done.returncode == 0, done.stderr
+    assert "complete --command ortprov" in (home / ".config/fish/completions/ortprov.fish").read_text()
+
+
+@pytest.mark.parametrize(
+    ("words", "values"),
+    [
+        ("ortprov plan --format ", ["text", "json", "pip", "uv", "requirements", "conda", "dockerfile"]),
+        ("ortprov plan --format d", ["dockerfile"]),
+        ("ortprov apply --installer ", ["auto", "uv", "pip", "conda"]),
+        ("ortprov dockerfile --base ", ["slim", "cuda"]),
+        ("ortprov download --cuda-libraries s", ["system"]),
+        ("ortprov verify --provider ", ["cuda", "tensorrt"]),
+        ("ortprov plan --platform linux-", ["linux-x86_64", "linux-aarch64"]),
+        ("ortprov --show-completion p", ["powershell", "pwsh"]),
+    ],
+)
+def test_enumerated_values_complete_from_their_declaration(words: str, values: list[str]) -> None:
+    assert complete(words) == values
+    assert [v for v in values if v in " ".join(complete(words, shell="zsh"))] == values
+
+
+@pytest.mark.parametrize("command", EVERY_COMMAND)
+def test_every_command_takes_quiet_and_verbose(command: str) -> None:
+    shown = run_ortprov(*command.split(), "--help", env=cli_env(COLUMNS="200")).stdout
+    assert "-q, --quiet" in shown and "-v, --verbose" in shown, shown
+    required = {"download": ("--dest", "wheels"), "tune": ("model.onnx",)}.get(command, ())
+    both = run_ortprov(*command.split(), *required, "-q", "-v")
+    assert both.returncode == 2 and both.stderr.startswith("error: -q and -v exclude each other"), both.stderr
+
+
+def test_quiet_drops_notes_and_keeps_the_result_and_errors() -> None:
+    loud = run_ortprov("plan", "--driver", "580", "--gpu-cc", "9.0")
+    quiet = run_ortprov("plan", "-q", "--driver", "580", "--gpu-cc", "9.0")
+    assert loud.returncode == quiet.returncode == 0 and loud.stdout == quiet.stdout
+    assert "note: planned for Python" in loud.stderr and quiet.stderr == ""
+    refused = run_ortprov("plan", "-q", "--driver", "5x")
+    assert refused.returncode == 2 and refused.stderr.startswith("error: --driver '5x' is not an NVIDIA driver")
+
+
+def test_force_color_colours_a_pipe_and_no_color_wins() -> None:
+    base = {k: v for k, v in cli_env().items() if k != "NO_COLOR"}
+    forced = run_ortprov("plan", "--driver", "5x", env={**base, "FORCE_COLOR": "1"})
+    assert "\x1b[31merror: " in forced.stderr
+    both = run_ortprov("plan", "--driver", "5x", env={**base, "FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert both.stderr.startswith("error: ")
+    plain = run_ortprov("plan", "--driver", "5x", env=base)
+    assert plain.stderr.startswith("error: ")
 
 
 def example_lines(help_text: str) -> list[str]:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from provisioner.facts import HostFacts, load_host_file
+from provisioner.facts import HostFacts
+from provisioner.userfiles import read_host_file
 
 HOSTS = sorted((Path(__file__).resolve().parents[1] / "hosts").glob("*.json"))
 
@@ -37,7 +38,7 @@ def as_saved(now: object, saved: object) -> object:
 @pytest.mark.parametrize("path", HOSTS, ids=[path.name for path in HOSTS])
 def test_round_trip(path: Path) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
-    facts = load_host_file(path)
+    facts = read_host_file(path)
     assert as_saved(facts.to_dict(), data) == data
     assert HostFacts.from_dict(json.loads(facts.to_json())) == facts
     assert facts.label, "every host file says what it is"
@@ -49,7 +50,7 @@ def test_round_trip(path: Path) -> None:
 
 
 def test_seed_facts_are_what_the_reports_describe() -> None:
-    hosts = {path.stem: load_host_file(path) for path in HOSTS}
+    hosts = {path.stem: read_host_file(path) for path in HOSTS}
     a100 = hosts["a100-driver535-container-no-cudnn"]
     assert a100.environment.container == "docker" and a100.driver.version == "535.104.12"
     assert not [hit for hit in a100.libraries if hit.library == "cudnn"]

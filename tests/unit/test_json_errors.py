@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from provisioner.matrix.load import shipped_dir
 from tests.support.cli import run_ortprov
 from tests.unit.test_options import COMMANDS
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 KEYS = {"error", "hint", "exit_code", "rejected"}
 
@@ -80,16 +83,16 @@ def test_a_failed_plan_lists_the_rejected_candidates() -> None:
 def test_usage_errors_of_the_parser_are_error_objects_too() -> None:
     """An unknown option is the parser's usage error: exit 2, one `error:` line and a hint naming the help (not
     click's usage block), and with --json the same error object as any other error (docs/json.md)."""
-    result = run_ortprov("detect", "--json", "--bogus")
+    result = run_ortprov("detect", "--json", "--zzz")
     assert result.returncode == 2
-    assert result.stderr == "error: No such option: --bogus\nhint: `ortprov detect --help` lists its options\n"
+    assert result.stderr == "error: No such option: --zzz\nhint: `ortprov detect --help` lists its options\n"
     assert json.loads(result.stdout) == {
-        "error": "No such option: --bogus",
+        "error": "No such option: --zzz",
         "hint": "`ortprov detect --help` lists its options",
         "exit_code": 2,
         "rejected": [],
     }
-    plain = run_ortprov("detect", "--bogus")
+    plain = run_ortprov("detect", "--zzz")
     assert (plain.returncode, plain.stdout, plain.stderr) == (2, "", result.stderr)
     typo = run_ortprov("plna")
     assert typo.returncode == 2 and typo.stderr.splitlines() == [

@@ -32,7 +32,7 @@ def test_check_ok(cache: Path) -> None:
     result = run_ortprov("matrix", "check", cache=cache)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("matrix OK (shipped")
-    assert "onnxruntime-gpu 1.14.0 .. 1.31.1" in result.stdout
+    assert "onnxruntime-gpu 1.11.0 .. 1.31.1" in result.stdout
 
 
 def test_check_json(cache: Path) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,6 +18,9 @@ from provisioner.matrix.query import (
     wheels_for_library,
 )
 from provisioner.versions import ort_matcher
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FILES = ("onnxruntime-gpu.yaml", "cuda.yaml", "nvidia-wheels.yaml", "tensorrt.yaml")
 
@@ -100,7 +103,7 @@ def test_cuda_queries() -> None:
     assert thirteen is not None and thirteen.pip_packages["cudart"] == "nvidia-cuda-runtime"  # type: ignore[index]
     assert "6.1" not in cuda_release(matrix, "13.0").compute_capabilities  # type: ignore[union-attr]
     assert "12.0" in cuda_release(matrix, "12.8").compute_capabilities  # type: ignore[union-attr]
-    assert [r.version for r in cuda_releases_for_major(matrix, 13)] == ["13.0", "13.1", "13.2"]
+    assert [r.version for r in cuda_releases_for_major(matrix, 13)] == ["13.0", "13.1", "13.2", "13.3", "13.4", "13.5"]
 
 
 def test_wheel_queries_map_versions_to_cuda_minors() -> None:

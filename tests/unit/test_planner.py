@@ -6,17 +6,22 @@ import itertools
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from provisioner.errors import BadInput, NoCompatiblePlan
-from provisioner.facts import Gpu, HostFacts, LibraryHit, MissingFiles, OrtDist, load_host_file
+from provisioner.facts import Gpu, HostFacts, LibraryHit, MissingFiles, OrtDist
 from provisioner.matrix.model import Matrix, OrtBuild
 from provisioner.plan import Plan, Request
 from provisioner.planner import driver_cuda_version, make_plan, retarget
 from provisioner.render.recipes import render
+from provisioner.userfiles import read_host_file
 from provisioner.versions import at_least, vtuple
 from tests.unit.matrix_fixtures import CUDA12_FEED, MATRIX, host, with_cpu_ort, with_torch
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix, OrtBuild
 
 HOSTS_DIR = Path(__file__).resolve().parents[1] / "hosts"
 DRIVERS = {
@@ -98,7 +103,7 @@ def test_compute_capability_table(cc: str, expected: tuple[str, str]) -> None:
     assert chosen(p) == expected
     if expected[1] == "12.8":
         (lost,) = [r for r in p.rejected if "CUDA 13.0" in r.candidate]
-        assert f"CUDA 13 builds do not support compute capability {cc}" in lost.reason
+        assert f"1.31.1 has no kernels for compute capability {cc} (sm_75 80 86 89 90 100 120, no PTX)" in lost.reason
 
 
 @pytest.mark.parametrize(
@@ -182,7 +187,7 @@ def test_minor_version_compatibility_is_said_and_libraries_stay_at_the_build_min
     assert "nvidia-cuda-runtime-cu12==12.8.90" in p.install
     lost = reasons_of(p.rejected)
     assert "1.31.1 (CUDA 13.0) needs driver >= 580.65.06; this host has 535.104.05 (CUDA 12.2)" in lost
-    assert "CUDA 13 builds do not support compute capability 6.1" in lost
+    assert "1.31.1 has no kernels for compute capability 6.1 (sm_75 80 86 89 90 100 120, no PTX)" in lost
 
 
 def test_full_driver_support_beats_minor_compat_within_a_release() -> None:
@@ -236,14 +241,16 @@ def test_new_gpu_on_old_cuda_is_rejected_with_the_first_cuda_that_knows_it() -> 
 
 
 def test_old_cuda_release_predates_blackwell() -> None:
-    error = no_plan(host(driver="575.51.03", cc="12.0"), ort="1.22")
+    error = no_plan(host(driver="575.51.03", cc="12.0"), ort="1.19")  # its GPU code was not read
     assert "predates compute capability 12.0" in reasons_of(error.rejected)
     assert "CUDA 12.8 is the first release that does" in reasons_of(error.rejected)
 
 
 def test_missing_kernels_in_the_build_reject_it() -> None:
     error = no_plan(host(driver="580.65.06", cc="5.2"), ort="1.22.0")
-    assert "has no kernels for compute capability 5.2 (built for 6.1" in reasons_of(error.rejected)
+    assert "1.22.0 has no kernels for compute capability 5.2 (sm_61 70 75 80 86 89 90, PTX compute_90)" in (
+        reasons_of(error.rejected)
+    )
 
 
 def test_same_major_kernels_cover_a_newer_minor() -> None:
@@ -387,7 +394,7 @@ def test_a_saved_plan_takes_its_removals_from_the_target_it_is_carried_out_in() 
 def test_one_old_gpu_among_several_rules_out_cuda_13() -> None:
     p = plan(host(cc=("9.0", "6.1")))
     assert chosen(p) == ("1.31.1", "12.8")
-    assert "compute capability 6.1 (CUDA 13.0 supports 7.5 to 12.1) (GPU 1 (GPU1) on this host has 6.1)" in (
+    assert "no kernels for compute capability 6.1 (sm_75 80 86 89 90 100 120, no PTX) (GPU 1 (GPU1) on this host" in (
         reasons_of(p.rejected)
     )
 
@@ -500,14 +507,34 @@ def _runs(build: OrtBuild, h: HostFacts, matrix: Matrix) -> bool:
     )
     if h.driver.version and not at_least(h.driver.version, floor):
         return False
+    cuda = plat.provider("cuda") if plat.providers is not None else None
     for gpu in h.gpus:
         cc = gpu.compute_capability
         assert cc
-        if cc not in release.compute_capabilities:
-            return False
-        archs = build.cuda_archs or ()
-        covered = any(vtuple(a)[0] == vtuple(cc)[0] and vtuple(a) <= vtuple(cc) for a in archs)
-        if archs and not covered and vtuple(cc) < vtuple(max(archs, key=vtuple)):
+        if cuda is None:  # the wheel was not read: what the CUDA release supports
+            if cc not in release.compute_capabilities:
+                return False
+            continue
+        gpu_cc = (int(cc.split(".")[0]), int(cc.split(".")[1]))
+
+        def arch(name: str) -> tuple[int, int]:
+            digits = name.split("_")[1].rstrip("af")
+            return int(digits[:-1]), int(digits[-1])
+
+        kernel = any(
+            (arch(k) == gpu_cc) if k.endswith("a") else (arch(k)[0] == gpu_cc[0] and arch(k) <= gpu_cc)
+            for k in cuda.kernels
+        )
+        ptx = any(arch(p) <= gpu_cc for p in cuda.ptx)
+        driver_cuda = next(
+            (
+                r.version
+                for r in sorted(matrix.cuda_releases, key=lambda r: vtuple(r.version), reverse=True)
+                if h.driver.version and at_least(h.driver.version, r.min_driver_linux)
+            ),
+            None,
+        )
+        if not kernel and not (ptx and (driver_cuda is None or vtuple(driver_cuda) >= vtuple(build.cuda_version))):
             return False
     return True
 
@@ -545,7 +572,7 @@ def _host_files() -> list[Path]:
 
 @pytest.mark.parametrize("path", _host_files(), ids=lambda p: p.name)
 def test_saved_hosts_get_a_plan_or_every_reason(path: Path) -> None:
-    h = load_host_file(path)
+    h = read_host_file(path)
     try:
         p = make_plan([h], MATRIX, Request())
     except NoCompatiblePlan as exc:
@@ -569,16 +596,48 @@ def test_system_libraries_install_no_nvidia_wheels_and_no_extras() -> None:
     assert any("--cuda-libraries system" in note for note in p.notes)
 
 
-def test_system_libraries_name_what_a_probed_host_lacks() -> None:
-    from provisioner.facts import LibraryHit
+def _hit(library: str, number: str, filename: str) -> LibraryHit:
+    return LibraryHit(library, number, filename, f"/usr/local/cuda/lib64/{filename}", "cuda_toolkit")
 
-    hits = (LibraryHit("cudart", "13", "libcudart.so.13", "/usr/local/cuda/lib64/libcudart.so.13", "cuda_toolkit"),)
-    p = plan(host(libraries=hits), cuda_libraries="system")
-    lacking = [note for note in p.notes if "not found on the loader path" in note]
-    assert len(lacking) == 1 and "cudnn 9" in lacking[0] and "cudart" not in lacking[0]
-    with_cudnn = hits + (LibraryHit("cudnn", "9", "libcudnn.so.9", "/usr/lib/libcudnn.so.9", "ldconfig"),)
-    p = plan(host(libraries=with_cudnn), cuda_libraries="system")
-    assert not [note for note in p.notes if "not found on the loader path" in note]
+
+CUDA13_TOOLKIT = tuple(
+    _hit(lib, "13" if lib != "curand" else "10", name)
+    for lib, name in (
+        ("cudart", "libcudart.so.13"),
+        ("cublas", "libcublas.so.13"),
+        ("cublasLt", "libcublasLt.so.13"),
+        ("curand", "libcurand.so.10"),
+    )
+)
+CUDA12_TOOLKIT = tuple(
+    _hit(lib, "12" if lib != "curand" else "10", name)
+    for lib, name in (
+        ("cudart", "libcudart.so.12"),
+        ("cublas", "libcublas.so.12"),
+        ("cublasLt", "libcublasLt.so.12"),
+        ("curand", "libcurand.so.10"),
+    )
+)
+CUDNN9 = (_hit("cudnn", "9", "libcudnn.so.9"),)
+
+
+def test_system_libraries_a_probed_host_lacks_reject_the_build_never_a_plan_that_fails() -> None:
+    # a CUDA 13 toolkit without cuDNN: every build would fail its session -> no plan, naming what is missing
+    error = no_plan(host(libraries=CUDA13_TOOLKIT), cuda_libraries="system")
+    text = reasons_of(error.rejected)
+    assert "--cuda-libraries system: 1.31.1 (CUDA 13.0) needs cuDNN 9, not on this host's loader path" in text
+    # with cuDNN 9: the CUDA 13 build, and the plan says what it found
+    p = plan(host(libraries=CUDA13_TOOLKIT + CUDNN9), cuda_libraries="system")
+    assert chosen(p) == ("1.31.1", "13.0")
+    assert any("has every library the CUDA provider links" in note for note in p.notes)
+
+
+def test_system_libraries_of_cuda_12_pick_a_cuda_12_build() -> None:
+    # a CUDA 12 toolkit (and cuDNN 9) under a CUDA 13 driver: the CUDA 13 build needs libcublas.so.13 -> rejected
+    p = plan(host(libraries=CUDA12_TOOLKIT + CUDNN9), cuda_libraries="system")
+    assert chosen(p) == ("1.31.1", "12.8")
+    lost = reasons_of(p.rejected)
+    assert "--cuda-libraries system: 1.31.1 (CUDA 13.0) needs libcublasLt.so.13, libcublas.so.13" in lost
 
 
 def test_a_bare_driver_branch_stands_for_that_branch() -> None:

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from provisioner.errors import NoCompatiblePlan
-from provisioner.facts import NvidiaWheel, OrtDist, TorchInfo, load_host_file
+from provisioner.facts import NvidiaWheel, OrtDist, TorchInfo
 from provisioner.matrix.load import load_matrix
-from provisioner.matrix.model import Matrix
 from provisioner.plan import Request
 from provisioner.planner import make_plan
+from provisioner.userfiles import read_host_file
 from provisioner.versions import vtuple
 from tests.unit.matrix_fixtures import host
+
+if TYPE_CHECKING:
+    from provisioner.matrix.model import Matrix
 
 HOSTS_DIR = Path(__file__).resolve().parents[1] / "hosts"
 
@@ -68,7 +72,7 @@ def test_driver_535_stays_on_cuda_12(shipped: Matrix) -> None:
 
 @pytest.mark.parametrize("path", sorted(HOSTS_DIR.glob("*.json")), ids=lambda p: p.name)
 def test_saved_hosts_plan_or_explain_every_candidate(shipped: Matrix, path: Path) -> None:
-    facts = load_host_file(path)
+    facts = read_host_file(path)
     try:
         plan = make_plan([facts], shipped, Request())
     except NoCompatiblePlan as exc:

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-
-import pytest
+from typing import TYPE_CHECKING
 
 from provisioner.facts import HostFacts
 from provisioner.probe import detect_host
 from tests.support.fake_nvml import FakeNvml
 from tests.unit.test_probe_nvml import h100
 from tests.unit.test_probe_packages import CPU_BUILD_INFO, TORCH_VERSION_PY, install_dist
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
 
 
 def test_h100_container_like_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

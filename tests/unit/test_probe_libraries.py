@@ -4,12 +4,15 @@ test_standalone.py)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from provisioner.facts import NvidiaWheel, TorchInfo
 from provisioner.probe import libraries
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Saved from a Debian 12 container with the CUDA 13 toolkit and cuDNN 9 (trimmed), plus a 32-bit entry.
 LDCONFIG_TEXT = """1247 libs found in cache `/etc/ld.so.cache'

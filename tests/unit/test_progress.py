@@ -12,12 +12,15 @@ import select
 import struct
 import sys
 import termios
-from pathlib import Path
-
-import pytest
+from typing import TYPE_CHECKING
 
 from provisioner.installer import progress
 from provisioner.installer.runner import run_command
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
 
 # what an installer does, in small: says what it downloads, writes 6 MB over ~2 s, says it is done
 INSTALLER = """
@@ -48,7 +51,9 @@ def test_a_terminal_sees_the_activity_the_bytes_and_the_rate(tmp_path: Path, mon
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 160, 0, 0))  # a terminal 160 wide
     terminal = os.fdopen(follower, "w", encoding="utf-8")
     monkeypatch.setattr(sys, "stderr", terminal)
-    result = run_command([sys.executable, "-c", INSTALLER, str(tmp_path / "wheel")])
+    result = run_command(
+        [sys.executable, "-c", INSTALLER, str(tmp_path / "wheel")], watch=lambda pid: progress.watch(pid, terminal)
+    )
     terminal.flush()
     shown = drain(leader).decode()
     terminal.close()
@@ -67,12 +72,14 @@ def test_a_terminal_sees_the_activity_the_bytes_and_the_rate(tmp_path: Path, mon
 def test_a_pipe_gets_nothing_and_a_quick_command_draws_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     piped = io.StringIO()
     monkeypatch.setattr(sys, "stderr", piped)
-    assert run_command([sys.executable, "-c", INSTALLER, str(tmp_path / "wheel")]).ok
+    assert run_command(
+        [sys.executable, "-c", INSTALLER, str(tmp_path / "wheel")], watch=lambda pid: progress.watch(pid, piped)
+    ).ok
     assert piped.getvalue() == ""
     leader, follower = pty.openpty()
     terminal = os.fdopen(follower, "w", encoding="utf-8")
     monkeypatch.setattr(sys, "stderr", terminal)
-    assert run_command([sys.executable, "-c", "print('quick')"]).ok
+    assert run_command([sys.executable, "-c", "print('quick')"], watch=lambda pid: progress.watch(pid, terminal)).ok
     terminal.flush()
     assert drain(leader) == b""
     terminal.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -21,6 +21,9 @@ from provisioner.commands.options import (
 from provisioner.errors import BadInput
 from provisioner.plan import Plan, Step
 from tests.support.cli import run_ortprov
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EVERY_FLAG = planning_options(
     host=["gpu.json"], driver="580", gpu_cc="9.0", python="3.12", platform="linux-x86_64", ort="1.20", cuda="12",
@@ -109,4 +112,6 @@ def test_apply_honours_the_target_python_beside_plan(tmp_path: Path, plan_file: 
     venv = tmp_path / "venv"
     proc = run_ortprov("apply", "--plan", str(plan_file), "--venv", str(venv), "--python", "3.11", "--dry-run")
     assert proc.returncode == 0, proc.stderr
-    assert f"would create the venv {venv} (Python 3.11), then install: onnxruntime-gpu==1.31.1" in proc.stderr
+    assert f"dry run: would create the venv {venv} (Python 3.11), then apply to {venv}/bin/python" in proc.stdout
+    assert "would install: onnxruntime-gpu==1.31.1" in proc.stdout
+    assert not venv.exists()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,10 +20,13 @@ from provisioner import doctor
 from provisioner.doctor import analyze_log
 from provisioner.doctor.fixes import Fixes
 from provisioner.doctor.rules import driver_findings, driver_vs_build, package_findings
-from provisioner.facts import HostFacts, load_host_file
 from provisioner.matrix.load import load_matrix
+from provisioner.userfiles import read_host_file
 from provisioner.verify.report import Timing
 from tests.unit.test_doctor import report
+
+if TYPE_CHECKING:
+    from provisioner.facts import HostFacts
 
 HOSTS = Path(__file__).resolve().parents[1] / "hosts"
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
@@ -64,7 +68,7 @@ HOST_FILES = sorted(p.name for p in HOSTS.glob("*.json"))
 
 @pytest.mark.parametrize("name", HOST_FILES)
 def test_a_host_file_and_its_facts_as_a_log_give_the_same_codes(name: str, tmp_path: Path):
-    facts = load_host_file(HOSTS / name)
+    facts = read_host_file(HOSTS / name)
     log = tmp_path / "pasted.log"
     log.write_text(as_log(facts), encoding="utf-8")
     from_log = log_codes(log)
@@ -76,7 +80,7 @@ def test_a_host_file_and_its_facts_as_a_log_give_the_same_codes(name: str, tmp_p
 
 def test_the_comparison_can_fail():
     """A log that states another fact (the CPU package beside the GPU one) must not give the host's codes."""
-    facts = load_host_file(HOSTS / "a100-driver535-container-no-cudnn.json")
+    facts = read_host_file(HOSTS / "a100-driver535-container-no-cudnn.json")
     assert fact_codes(facts) == []
     text = as_log(facts) + "onnxruntime        1.19.2\n"
     assert [f.code for f in analyze_log(text, matrix=MATRIX)] == ["cpu-and-gpu-installed"]
@@ -99,7 +103,7 @@ def test_a_seed_report_as_host_file_and_as_log(
 ):
     """Seed 000 is not here: its host file shows cuDNN 8 found only in torch/lib (library-not-on-path), its log the
     zlibwapi.dll cuDNN 8 needs (zlibwapi-missing): two different facts of one machine, not one fact twice."""
-    facts = load_host_file(HOSTS / host)
+    facts = read_host_file(HOSTS / host)
     verify = dataclasses.replace(report(), checks=(timings,)) if timings is not None else None
     host_codes = [f.code for f in doctor.diagnose(facts, verify, matrix=MATRIX)]
     log = tmp_path / seed

@@ -4,7 +4,7 @@ build links, from the index that has the real wheels, never another major; the r
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -16,6 +16,9 @@ from provisioner.plan import Request, step_argv
 from provisioner.planner import make_plan
 from provisioner.render.recipes import render
 from tests.support.cli import run_ortprov
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MATRIX = load_matrix(use_cache=False)
 NVIDIA = "https://pypi.nvidia.com/"

@@ -277,7 +277,7 @@ def test_shape_options_are_checked() -> None:
         shapes.check_sequence(({"y": (1, 3, 64, 64)},), (DET_INPUT,), "--shape")
     with pytest.raises(BadInput, match="dimension 1 of input 'x' is fixed at 3, not 1"):
         shapes.check_sequence(({"x": (1, 1, 64, 64)},), (DET_INPUT,), "--shape")
-    with pytest.raises(BadInput, match="is not JSON"):
+    with pytest.raises(BadInput, match="is not valid JSON"):
         shapes.parse_shapes_file("[{", "s.json")
     assert shapes.sequence_from_options(shapes.parse_shape_options(["x=1x3x64x64", "x=1,3,96,64"])) == (
         {"x": (1, 3, 64, 64)},

@@ -3,7 +3,7 @@ lines, numpy only), the comparison with the reference (regions, kinds, tolerance
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
@@ -12,6 +12,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from provisioner.standalone import shape_sessions, tune_compare, tune_inputs
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # -- the inputs ---------------------------------------------------------------------------------------------------
 

@@ -1,0 +1,212 @@
+"""Issue 23: property-based fuzzing (hypothesis) of every declared option of every command and of every field of
+a host file. Whatever the value, ortprov answers with at most one `error:` line, never a traceback, never exit
+70 (a bug), and a refusal is exit 2 with exactly one error line.
+
+The values are drawn from the classes of the 486 bad inputs of issue 23: numbers (negative, zero, huge, with
+thousands of digits, floats, inf, nan, 1e308, hex), durations past what the OS can sleep, Unicode digits
+(full-width, Arabic-Indic, Devanagari, mathematical), empty and blank values, values that are options (`--json`,
+`-v`, `-`), paths of special files (a FIFO with no writer, devices, /proc, a folder, a binary file, a missing
+one, a name 5000 long), text that is not UTF-8 (lone surrogates, as Python reads such argv), control characters,
+and any Unicode text. A host file gets any JSON value at any of its fields.
+
+The runs are in this process (cli.main, milliseconds each), with a context that makes each command stop early
+and cheaply once every option is checked (a target interpreter that is not one, a saved plan that is not JSON, a
+log for doctor, a dead index). The examples are derandomized (the same on every run, so CI cannot flake) and
+bounded; `HYPOTHESIS_PROFILE=explore` draws many more, at random.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from provisioner.commands.options import OPTIONS, PLANNING, Declared
+from tests.unit.test_fuzz_cli import HOSTS, SEED_HOSTS, assert_one_error, commands, leaves, replaced, run_in_process
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+settings.register_profile(
+    "ci",
+    max_examples=30,
+    derandomize=True,
+    deadline=None,
+    database=None,  # nothing written into the checkout
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.register_profile(
+    "explore",
+    max_examples=2000,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# what makes each command stop early once its options are checked (a bad value is refused before these act)
+CHEAP: dict[str, tuple[str, ...]] = {
+    "detect": ("--python", "{tmp}/a-file"),
+    "plan": ("--driver", "580", "--gpu-cc", "9.0"),
+    "dockerfile": ("--driver", "580", "--gpu-cc", "9.0"),
+    "apply": ("--dry-run", "--python", "{tmp}/a-file"),
+    "download": ("--dest", "{tmp}/wheels", "--plan", "{tmp}/error.log"),
+    "verify": ("--python", "{tmp}/a-file"),
+    "doctor": ("--log", "{tmp}/error.log"),
+    "tune": ("{tmp}/binary", "--python", "{tmp}/a-file"),
+    "matrix update": ("--index-url", "http://127.0.0.1:9/simple/", "--retries", "0", "--timeout", "2"),
+}
+
+DIGITS = (0xFF10, 0x0660, 0x0966, 0x1D7CE)  # full-width, Arabic-Indic, Devanagari, mathematical bold zero
+
+
+def in_digits(text: str, zero: int) -> str:
+    """`text` with its ASCII digits written in another script's digits."""
+    return "".join(chr(zero + int(c)) if c.isascii() and c.isdigit() else c for c in text)
+
+
+NUMBERS = st.one_of(
+    st.integers(-(10**6), 10**30).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.integers(4000, 6000).map(lambda n: "9" * n),
+    st.sampled_from(["1e308", "-1e308", "inf", "-inf", "nan", "0", "-0", "0x10", "1_000", "99999999", "2147483648"]),
+)
+VERSIONS = st.sampled_from(["8.6", "580", "3.12", "12.4", "1.20", "2.28", "535.104.05", "9.0", "8.0,9.0", "120"])
+UNICODE_DIGITS = st.builds(in_digits, VERSIONS | NUMBERS, st.sampled_from(DIGITS))
+EMPTY = st.sampled_from(["", " ", "\t", "\n"])
+OPTION_LIKE = st.sampled_from(["--json", "-v", "-q", "-y", "--", "-", "--help", "--driver=580"])
+PATHS = st.sampled_from(
+    [
+        "{tmp}/fifo",
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/proc/self/mem",
+        "/proc/self/status",
+        "{tmp}/a-folder",
+        "{tmp}/a-file",
+        "{tmp}/binary",
+        "{tmp}/deep.json",
+        "{tmp}/no-such-file",
+        "{tmp}/a-file/below",
+        "/" + "y" * 300,
+        "x" * 5000,
+        ".",
+        "~",
+        "~no-such-user/x",
+    ]
+)
+TEXT = st.text(st.characters(blacklist_characters="\x00"), max_size=40)  # argv cannot hold a NUL
+NOT_UTF8 = st.builds(lambda text, byte: text + chr(0xDC00 + byte), TEXT, st.integers(0x80, 0xFF))
+VALUES = st.one_of(NUMBERS, VERSIONS, UNICODE_DIGITS, EMPTY, OPTION_LIKE, PATHS, NOT_UTF8, TEXT)
+
+
+@pytest.fixture(scope="module")
+def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The files the values and contexts name: a log, a file, a folder, a binary file, a FIFO, deep JSON."""
+    tmp = tmp_path_factory.mktemp("property")
+    (tmp / "error.log").write_text("libcudnn.so.9: cannot open shared object file\n", encoding="utf-8")
+    (tmp / "a-file").write_text("not a folder\n", encoding="utf-8")
+    (tmp / "a-folder").mkdir()
+    (tmp / "binary").write_bytes(bytes(range(256)) * 64)
+    (tmp / "deep.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    os.mkfifo(tmp / "fifo")
+    return tmp
+
+
+@pytest.fixture(autouse=True)
+def elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test in a folder of its own: a relative --venv or --dest lands there, not in the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
+def declared_options(command: Any) -> list[tuple[str, Declared]]:
+    """(flag, declaration) of every option of a command that takes a value (the positional argument as "")."""
+    found = []
+    for param in command.params:
+        declared = {**PLANNING, **OPTIONS}.get(str(param.name))
+        if declared is None or getattr(param, "hidden", False) or declared.annotation is bool:
+            continue
+        found.append(("" if declared.argument else declared.flags[-1], declared))
+    return found
+
+
+def command_cases() -> Iterator[Any]:
+    for name, command in commands():
+        yield pytest.param(name, declared_options(command), id=name)
+
+
+@pytest.mark.parametrize(("name", "options"), list(command_cases()))
+def test_every_option_of_every_command_takes_any_value_without_a_bug(
+    place: Path, name: str, options: list[tuple[str, Declared]]
+) -> None:
+    assert options, f"{name} declares no option with a value"
+
+    @given(option=st.sampled_from(options), value=VALUES)
+    def check(option: tuple[str, Declared], value: str) -> None:
+        flag, _ = option
+        value = value.replace("{tmp}", str(place))
+        context = [arg.format(tmp=place) for arg in CHEAP.get(name, ())]
+        if not flag:  # the positional argument (tune's MODEL) replaces the context's first word
+            given_args, context = [value], context[1:]
+        else:
+            given_args = [flag, value]
+        args = [*name.split(), *context, *given_args]
+        code, _, stderr = run_in_process(*args)
+        bad = code == 2  # whatever is refused is refused in one line
+        assert_one_error(code, stderr, bad, " ".join(args))
+
+    check()
+
+
+# -- host files: any JSON value at any field ----------------------------------------------------------------
+
+JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**40), 10**40),
+    st.floats(allow_nan=False, allow_infinity=False),
+    TEXT,
+    UNICODE_DIGITS,
+    VERSIONS,
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3), max_leaves=8
+)
+
+
+def host_fields() -> list[tuple[str, tuple[Any, ...]]]:
+    fields = []
+    for seed in SEED_HOSTS:
+        document = json.loads((HOSTS / seed).read_text(encoding="utf-8"))
+        fields += [(seed, path) for path, _ in leaves(document)]
+    return fields
+
+
+@given(field=st.sampled_from(host_fields()), value=JSON_VALUES)
+@settings(max_examples=150 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 5000)
+def test_any_value_at_any_field_of_a_host_file_is_planned_or_refused_in_one_line(
+    tmp_path_factory: pytest.TempPathFactory, field: tuple[str, tuple[Any, ...]], value: Any
+) -> None:
+    seed, path = field
+    document = json.loads((HOSTS / seed).read_text(encoding="utf-8"))
+    file = tmp_path_factory.mktemp("host") / "host.json"
+    file.write_text(json.dumps(replaced(document, path, value)), encoding="utf-8")
+    code, _, stderr = run_in_process("plan", "--host", str(file))
+    assert_one_error(code, stderr, code == 2, f"plan --host {seed} with {path} = {value!r}")
+
+
+@given(data=st.binary(max_size=2000) | st.builds(lambda t: t.encode("utf-8", "surrogatepass"), TEXT))
+@settings(max_examples=60 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 2000)
+def test_any_bytes_as_a_host_file_are_refused_in_one_line(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
+    file = tmp_path_factory.mktemp("bytes") / "host.json"
+    file.write_bytes(data)
+    code, _, stderr = run_in_process("plan", "--host", str(file))
+    assert_one_error(code, stderr, True, f"plan --host ({data[:60]!r})")

@@ -1,0 +1,84 @@
+"""Issue 23: one answer per question across commands. doctor's plan line is the planner's verdict, asked as
+`ortprov plan` asks it (commands/planning.plan_hosts); on a machine without a driver it used to say
+"onnxruntime-gpu ... fits this host" while plan said there was no GPU to plan for, and its suggested
+`ortprov apply --python <its own python>` exited 3. Every ortprov command doctor suggests must work as written.
+
+The host-file cases are pure (the planner and doctor's rules on saved hosts); one case runs the real commands
+on this machine, whatever it has (a driver or not), and compares them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+
+import pytest
+
+from provisioner.commands.doctor import _plan
+from provisioner.commands.options import PlanningOptions
+from provisioner.commands.planning import plan_hosts
+from provisioner.doctor import diagnose
+from provisioner.errors import NoCompatiblePlan
+from provisioner.matrix.load import load_matrix
+from provisioner.plan import Plan
+from provisioner.userfiles import read_host_file
+from tests.support.cli import REPO, run_ortprov
+
+HOSTS = REPO / "tests" / "hosts"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in HOSTS.glob("*.json")))
+def test_doctor_plans_each_saved_host_as_plan_does(name: str) -> None:
+    facts = read_host_file(HOSTS / name)
+    matrix = load_matrix()
+    planned = _plan(facts, matrix)
+    try:
+        verdict: Plan | NoCompatiblePlan = plan_hosts((facts,), matrix, PlanningOptions())
+    except NoCompatiblePlan as refused:
+        verdict = refused
+    summary = planned.summary("/opt/venv/bin/python")
+    if isinstance(verdict, Plan):
+        assert summary.ok is True and summary.build and verdict.ort_version in summary.build
+    else:
+        assert summary.ok is False and verdict.message in summary.text, summary.text
+        assert "fits this host" not in summary.text
+
+
+def test_without_a_driver_the_fixes_plan_as_plan_would_and_say_how() -> None:
+    facts = read_host_file(HOSTS / "cpu-dev-machine.json")
+    assert not facts.driver.present
+    planned = _plan(facts, load_matrix())
+    assert isinstance(planned.verdict, NoCompatiblePlan) and "no NVIDIA driver" in planned.verdict.message
+    assert isinstance(planned.for_fixes, Plan) and planned.flags == " --driver none"
+    findings = diagnose(facts, None, None, planned.for_fixes, matrix=load_matrix(), plan_flags=planned.flags)
+    applies = [f.fix for f in findings if "ortprov apply" in f.fix]
+    assert applies and all("--driver none" in fix for fix in applies), applies
+    assert not any(f.code == "no-wheel-for-platform" for f in findings)  # the refusal is not a platform problem
+
+
+def suggested_commands(fixes: list[str]) -> list[list[str]]:
+    """The `ortprov ...` commands in fix texts, up to their first two spaces or `(`."""
+    found = []
+    for fix in fixes:
+        for match in re.finditer(r"ortprov (?:apply|plan) [^(`;]*?(?=  |\(|`|;|$)", fix):
+            found.append(shlex.split(match.group(0).strip()))
+    return found
+
+
+def test_on_this_machine_doctor_and_plan_give_one_answer_and_doctors_commands_work() -> None:
+    """This machine, as it is: no driver here (the usual CI runner), or one (a GPU host)."""
+    plan = run_ortprov("plan", "--json")
+    doctor = run_ortprov("doctor", "--json", "--timeout", "120")
+    assert plan.returncode in (0, 3) and doctor.returncode in (0, 1), (plan.stderr, doctor.stderr)
+    line = json.loads(doctor.stdout)["plan"]
+    if plan.returncode == 0:
+        assert line["ok"] is True and json.loads(plan.stdout)["ort_version"] in line["build"]
+    else:
+        assert line["ok"] is False and json.loads(plan.stdout)["error"] in line["text"]
+    fixes = [finding["fix"] for finding in json.loads(doctor.stdout)["findings"]]
+    for words in suggested_commands(fixes):
+        if words[1] == "apply":
+            words.append("--dry-run")
+        ran = run_ortprov(*words[1:])
+        assert ran.returncode == 0, (" ".join(words), ran.stderr)
