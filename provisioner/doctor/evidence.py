@@ -262,6 +262,7 @@ class _Reader:
         self.using: str | None = None  # the providers of onnxruntime's last "EP Error ... when using [...]"
         self.columns: tuple[list[str], int] | None = None  # a markdown table's header cells and where
         self.device_call = False  # the previous line called get_device() (a REPL: its answer follows)
+        self.ort_frame = -10  # where a traceback last showed onnxruntime's native module being imported
         self.fetched: set[str] = set()  # onnxruntime flavours pip fetched or installed
         self.both_fetched = False
 
@@ -297,6 +298,19 @@ class _Reader:
             elif P.CUDA_ABSENT_SAID.search(raw):
                 self.signal("cuda-absent-said", line)
         self.timings(raw, line, entry)
+        self.native_import(raw, line, lower, entry)
+
+    def native_import(self, raw: str, line: str, lower: str, entry: Line) -> None:
+        """A traceback importing onnxruntime's native module, then Python's "DLL load failed" without the module's
+        name (Python 3.7 and older say "DLL load failed: ..." only): that module failed to load."""
+        if P.ORT_NATIVE_FRAME.search(raw):
+            self.ort_frame = entry.last
+        elif (
+            "dll load failed" in lower
+            and entry.first - self.ort_frame <= 3
+            and not (P.PYBIND_IMPORT.search(raw) or P.OTHER_MODULE_IMPORT.search(raw))
+        ):
+            self.signal("pybind-import-failed", line)
 
     # --- topics ----------------------------------------------------------------------------------------------
     def platform(self, raw: str, line: str) -> None:
@@ -515,6 +529,8 @@ class _Reader:
             self.signal("zlibwapi-named", line)
         if P.WINDOWS_ABORT.search(raw):
             self.signal("windows-abort", line)
+        if P.CUDNN8_FAULT.search(raw):
+            self.signal("cudnn8-fault", line)
 
     def on_disk(self, raw: str, line: str) -> None:
         """Library files a listing shows present (find, ls, locate, dir): never on a line that reports an error."""

@@ -622,6 +622,12 @@ def zlibwapi_missing(c: Case) -> list[Finding]:
             "the process aborted (0xC0000409) on Windows with cuDNN 8: cuDNN 8.3+ does so when zlibwapi.dll is missing"
         )
         found.append(c.finding("zlibwapi-missing", title, (abort.line, cudnn8)))
+    if not found and c.ev.signal("cudnn8-fault") and not c.ev.load_errors and not c.ev.loading:
+        title = (
+            "the process faulted inside cuDNN 8 on Windows: cuDNN 8.3+ aborts in its first convolution when "
+            "zlibwapi.dll is missing"
+        )
+        found.append(c.finding("zlibwapi-missing", title, c.ev.lines("cudnn8-fault")))
     return found
 
 

@@ -74,9 +74,9 @@ _QUOTES = str.maketrans(
 # a name a wrap can cut: a provider, a library file, an onnxruntime identifier
 _NAME = re.compile(
     r"^(?:\w{2,40}ExecutionProvider|(?:lib)?[\w+-]{2,80}\.(?:so(?:\.\d{1,6}){0,4}|dll|dylib)|onnxruntime_\w{2,60})$",
-    re.I,
+    re.I | re.ASCII,
 )
-_HEAD = re.compile(r"^[\w.+-]{1,120}")
+_HEAD = re.compile(r"^[\w.+-]{1,120}", re.ASCII)
 _TABLE_END = "|+│┃║─=-"  # a line ending in one of these is a table's or a box's, not a wrapped line
 _GAP = re.compile(r"(?<=\S)\s{2,}(?=\S)")  # the space between a listing's columns (conda list, pip list)
 
@@ -149,7 +149,11 @@ def _rows(raw_a: str, raw_b: str) -> bool:
 def _tail(text: str) -> str:
     """The name-like run at the end of a line ([\\w.+-], at most 120 characters)."""
     start = len(text)
-    while start > 0 and len(text) - start < 120 and (text[start - 1].isalnum() or text[start - 1] in "_.+-"):
+    while (
+        start > 0
+        and len(text) - start < 120
+        and (text[start - 1].isascii() and text[start - 1].isalnum() or text[start - 1] in "_.+-")
+    ):
         start -= 1
     return text[start:]
 

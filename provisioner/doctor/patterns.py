@@ -10,6 +10,13 @@ from __future__ import annotations
 
 import re
 
+
+def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """ASCII classes (\\w, \\d, \\b, \\s): a name next to Chinese or Japanese text ("报错出现在cudnn64_8.dll里面") is a
+    name of its own, and a library's name never takes in the CJK characters before it."""
+    return re.compile(pattern, flags | re.ASCII)
+
+
 Q = r"[\"']"  # a quote (normalised to ASCII)
 LIB = r"[\w.+-]{1,120}\.(?:dll|so(?:\.\d{1,6}){0,4})"  # a library file name
 SO = r"[\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4}"
@@ -18,90 +25,102 @@ SO = r"[\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4}"
 # (loader, missing): "Failed to load library X with error: Y: cannot open", "Could not load library X. Error: Y:
 # cannot open", "Error loading "X" which depends on "Y" which is missing"
 LOADER_AND_MISSING = (
-    re.compile(
+    _compile(
         rf"(?:Failed to load|Could not load|Unable to load|cannot load) (?:shared )?(?:library |module )?{Q}?"
         rf"(?<![\w.+-])({LIB}){Q}?[.,]?\s{{0,3}}(?:with error|Error|error)\s{{0,3}}:?\s{{0,3}}(?<![\w.+-])({SO})"
         r"\s{0,4}:\s{0,4}(?:cannot open|file too short|invalid ELF|wrong ELF class)",
         re.I,
     ),
-    re.compile(rf"Error loading {Q}?[^\"'\n]{{0,300}}?(?<![\w.+-])({LIB}){Q}? which depends on {Q}?({LIB}){Q}?", re.I),
+    _compile(rf"Error loading {Q}?[^\"'\n]{{0,300}}?(?<![\w.+-])({LIB}){Q}? which depends on {Q}?({LIB}){Q}?", re.I),
 )
 # a file that is missing itself
 MISSING = (
-    re.compile(
+    _compile(
         rf"(?<![\w.+-])({SO})\s{{0,4}}:\s{{0,4}}(?:cannot open shared object file|file too short|invalid ELF|"
         r"wrong ELF class)",
         re.I,
     ),
-    re.compile(rf"{Q}?(?<![\w.+-])([\w.+-]{{1,120}}\.dll){Q}? which is missing", re.I),
-    re.compile(rf"error while loading shared libraries: (?<![\w.+-])({SO})", re.I),
-    re.compile(rf"(?<![\w.+-])({SO})\s{{0,4}}=>\s{{0,4}}not found", re.I),  # ldd
-    re.compile(rf"{Q}(?<![\w.+-])([\w.+-]{{1,120}}\.dll){Q} (?:not found|was not found)", re.I),
-    re.compile(
-        r"\b(?<![\w.+-])([\w.+-]{1,120}\.dll) (?:was not found|is missing|could not be found|not found|missing\b)", re.I
+    _compile(rf"{Q}?(?<![\w.+-])([\w.+-]{{1,120}}\.dll){Q}? which is missing", re.I),
+    _compile(rf"error while loading shared libraries: (?<![\w.+-])({SO})", re.I),
+    _compile(rf"(?<![\w.+-])({SO})\s{{0,4}}=>\s{{0,4}}not found", re.I),  # ldd
+    _compile(rf"{Q}(?<![\w.+-])([\w.+-]{{1,120}}\.dll){Q} (?:not found|was not found)", re.I),
+    _compile(
+        r"\b(?<![\w.+-])([\w.+-]{1,120}\.dll) (?:was not found|is missing|could not be found|not found|missing\b)",
+        re.I,
     ),
-    re.compile(rf"Please make sure (?<![\w.+-])({LIB}) is in your library path", re.I),
-    re.compile(rf"Could not locate (?<![\w.+-])({LIB})", re.I),
-    re.compile(rf"kernel32\.LoadLibrary\(\):{Q}?(?<![\w.+-])({LIB}){Q}? not found", re.I),
-    re.compile(rf"Unable to load any of \{{\s{{0,2}}(?<![\w.+-])({LIB})", re.I),  # cuDNN 9's loader: the candidates
-    re.compile(rf"failed to open (?<![\w.+-])({SO})", re.I),  # NVRTC's builtins
+    _compile(rf"Please make sure (?<![\w.+-])({LIB}) is in your library path", re.I),
+    _compile(rf"Could not locate (?<![\w.+-])({LIB})", re.I),
+    _compile(rf"kernel32\.LoadLibrary\(\):{Q}?(?<![\w.+-])({LIB}){Q}? not found", re.I),
+    _compile(rf"Unable to load any of \{{\s{{0,2}}(?<![\w.+-])({LIB})", re.I),  # cuDNN 9's loader: the candidates
+    _compile(rf"failed to open (?<![\w.+-])({SO})", re.I),  # NVRTC's builtins
 )
 # a library that was being loaded and failed, its missing dependency unnamed (Windows error 126, "Could not load
 # library X", "Failed to load library X")
 LOADING = (
-    re.compile(
+    _compile(
         rf"LoadLibrary failed with error \d{{1,5}} {Q}?[^\n]{{0,200}}? when trying to load {Q}?[^\"'\n]{{0,300}}?"
         rf"(?<![\w.+-])({LIB}){Q}?",
         re.I,
     ),
-    re.compile(
+    _compile(
         rf"(?:Could not (?:load|locate|find)|Failed to load|Unable to load|cannot load) (?:shared )?"
         rf"(?:library |module )?{Q}?(?<![\w.+-])({LIB})",
         re.I,
     ),
-    re.compile(rf"(?:unable to|failed to|could not|cannot) dlopen {Q}?(?<![\w.+-])({SO})", re.I),
+    _compile(rf"(?:unable to|failed to|could not|cannot) dlopen {Q}?(?<![\w.+-])({SO})", re.I),
 )
 # a library file a listing shows on disk (find, ls, locate, dir): the line ends with its path
-FILE_ON_DISK = re.compile(
+FILE_ON_DISK = _compile(
     rf"(?:^|\s)(?:[A-Za-z]:)?[\\/.~]?[\w.+-]{{0,80}}[\\/](?:[\w.+ -]{{1,80}}[\\/]){{0,20}}({LIB})"
     r"(?:\s{1,4}->\s{1,4}\S{1,200})?\s{0,4}$"
 )
-COMMAND_LINE = re.compile(  # a command that names a file (to link, copy, export it) does not show it is there
+COMMAND_LINE = _compile(  # a command that names a file (to link, copy, export it) does not show it is there
     r"(?:^|[\s`'\"])(?:ln|cp|mv|rm|export|set|echo|chmod|patchelf|mklink)\s{1,4}-{0,2}\w", re.I
 )
 # a line reporting a failure names what is missing, not what is there
-NOT_FOUND_WORDS = re.compile(
+NOT_FOUND_WORDS = _compile(
     r"cannot open|can't open|not found|missing|failed|error|unable|could not|no such|doesn'?t exist|not exist", re.I
 )
-SONAME_MAJOR = re.compile(r"\.so\.(\d{1,4})|(?:64|_)(\d{1,4})(?:_\d{1,4})?\.dll$", re.I)
+SONAME_MAJOR = _compile(r"\.so\.(\d{1,4})|(?:64|_)(\d{1,4})(?:_\d{1,4})?\.dll$", re.I)
 
-DLL_INIT = re.compile(
+DLL_INIT = _compile(
     r"DLL initiali[sz]ation routine failed|动态链接库\s?\(DLL\)\s?初始化例程失败|WinError 1114|error 1114|"
     r"DLL 初期化ルーチンの実行に失敗しました|ダイナミック リンク ライブラリ \(DLL\) 初期化ルーチン",
     re.I,
 )
-MODULE_NOT_FOUND = re.compile(
+MODULE_NOT_FOUND = _compile(
     r"LoadLibrary failed with error 126|error 126\b|Error code 126\b|The specified module could not be found|"
     r"找不到指定的模块|指定されたモジュールが見つかりません|"
     # the native module did not load (old releases only warned), so its names are missing: a dependency is
     rf"cannot import name {Q}\w{{1,40}}{Q} from {Q}onnxruntime\.capi\._pybind_state",
     re.I,
 )
-BAD_IMAGE = re.compile(r"error 193\b|is not a valid Win32 application|不是有效的 Win32 应用程序", re.I)
+BAD_IMAGE = _compile(r"error 193\b|is not a valid Win32 application|不是有效的 Win32 应用程序", re.I)
 # onnxruntime's Python module could not load (its own DLL or what it links: since 1.9 CUDA is loaded later, by
 # the provider, so what is missing is the Visual C++ runtime, or one too old: "procedure could not be found")
-PYBIND_IMPORT = re.compile(
+PYBIND_IMPORT = _compile(
     r"DLL load failed while importing onnxruntime_pybind11_state|"
     r"Cannot load onnxruntime\.capi\. Error: 'DLL load failed|onnxruntime_pybind11_state[^\n]{0,40}DLL load failed",
     re.I,
 )
-ZLIBWAPI = re.compile(r"\bzlibwapi(?:64)?(?:\.dll)?\b", re.I)  # named at all: only its absence makes anyone name it
+# a traceback's frame importing onnxruntime's native module, and a DLL load failure naming another module
+ORT_NATIVE_FRAME = _compile(r"onnxruntime_pybind11_state|onnxruntime[\\/]capi[\\/]_pybind_state", re.I)
+OTHER_MODULE_IMPORT = _compile(r"DLL load failed while importing (?!onnxruntime)\w", re.I)
+ZLIBWAPI = _compile(r"\bzlibwapi(?:64)?(?:\.dll)?\b", re.I)  # named at all: only its absence makes anyone name it
 # a Windows process ended by a fast-fail abort (STATUS_STACK_BUFFER_OVERRUN, as exit code or NTSTATUS): what cuDNN 8.3+
 # does when it cannot load zlibwapi.dll
-WINDOWS_ABORT = re.compile(
+WINDOWS_ABORT = _compile(
     r"(?<!\d)-1073740791(?!\d)|0xC0000409|(?<!\d)3221226505(?!\d)|STATUS_STACK_BUFFER_OVERRUN", re.I
 )
-MSVC_ABSENT = re.compile(
+# the process faulted inside a cuDNN 8 DLL (Windows' event log, a debugger, the user's words): cuDNN 8.3+ aborts in
+# its first convolution when zlibwapi.dll is missing
+CUDNN8_FAULT = _compile(
+    r"(?:Faulting module (?:name|path)|Unhandled exception|未经处理的异常|Exception code|crash\w{0,3}|异常|崩溃|"
+    r"报错出现)[^\n]{0,160}?(?<![\w.+-])(cudnn\w{0,24}64_8\.dll)|"
+    r"(?<![\w.+-])(cudnn\w{0,24}64_8\.dll)[^\n]{0,40}(?:crash|异常|崩溃)",
+    re.I,
+)
+MSVC_ABSENT = _compile(
     r"Visual C\+\+ (?:Redistributable|runtime)[^\n]{0,30}(?:is )?not installed|"
     r"(?:missing|not installed|install)[^\n]{0,12} (?:the )?(?:Microsoft )?Visual C\+\+ Redistributable|"
     # installing or updating the runtime fixed it: it was missing or too old
@@ -114,7 +133,7 @@ MSVC_ABSENT = re.compile(
 # --- the provider: which build, and did it load ----------------------------------------------------------------
 # The CUDA provider library exists and was loaded (its dependency failed, or it reported a CUDA error): only a GPU
 # build has it. Windows' "CUDA_PATH is set but CUDA wasn't able to be loaded" is the GPU build's message too.
-GPU_BUILD = re.compile(
+GPU_BUILD = _compile(
     r"Failed to create CUDAExecutionProvider|CUDA_PATH is set but CUDA wasn'?t able to be loaded|"
     r"(?:Failed to load library|LoadLibrary failed with error \d{1,5}[^\n]{0,200}when trying to load|Error loading)"
     r"[^\n]{0,300}onnxruntime_providers_cuda\.(?:so|dll)[\"']?\s{0,3}(?:with error|which depends)|"
@@ -123,7 +142,7 @@ GPU_BUILD = re.compile(
     r"CUDA (?:failure|error) \d|cudaError[A-Z]",
     re.I,
 )
-PROVIDER_FAILED = re.compile(
+PROVIDER_FAILED = _compile(
     r"Failed to create (CUDA|Tensorrt)ExecutionProvider|Failed to load (?:library|shared library)[^\n]{0,200}"
     r"onnxruntime_providers_(cuda|tensorrt)|OrtSessionOptionsAppendExecutionProvider_(Cuda|Tensorrt)\w{0,4}: "
     r"Failed to load shared library|Attempt to set CUDAExecutionProvider failed|"
@@ -133,19 +152,19 @@ PROVIDER_FAILED = re.compile(
     r"Failed to start ONNX Runtime with CUDA|registering `?CUDAExecutionProvider`?[^\n]{0,20}(?:failed|error)",
     re.I,
 )
-TENSORRT_FAILED = re.compile(
+TENSORRT_FAILED = _compile(
     r"(?:EP Error|Failed to create|Failed to load)[^\n]{0,400}(?:Tensorrt|TensorRT)|"
     r"when using \['TensorrtExecutionProvider'\]|onnxruntime_providers_tensorrt",
     re.I,
 )
 # onnxruntime's Python fallback: "EP Error ... when using ['X', ...]" then "Falling back to ['Y', ...] and retrying."
-WHEN_USING = re.compile(r"when using \[([^\]\n]{0,300})\]", re.I)
-FALLING_BACK = re.compile(r"Falling back to \[([^\]\n]{0,300})\]", re.I)
-CUDA_APPLIED = re.compile(
+WHEN_USING = _compile(r"when using \[([^\]\n]{0,300})\]", re.I)
+FALLING_BACK = _compile(r"Falling back to \[([^\]\n]{0,300})\]", re.I)
+CUDA_APPLIED = _compile(
     r"(?:Applied|Current|Using|session) providers?:?\s{0,3}\[\s{0,3}'CUDAExecutionProvider'",
     re.I,
 )
-CPU_ONLY_BUILD = re.compile(
+CPU_ONLY_BUILD = _compile(
     r"(?:CUDA|GPU)(?: execution provider)? is not enabled in this build|CUDA execution provider is not enabled|"
     r"not (?:compiled|built) with (?:CUDA|GPU)|compile (?:it )?with GPU|with GPU support|"
     r"invalid choice: 'cuda' \(choose from 'cpu'\)|"
@@ -170,7 +189,7 @@ CPU_ONLY_BUILD = re.compile(
     re.I,
 )
 # ultralytics' requirement check installs the CPU package when it does not see "onnxruntime" installed
-AUTOUPDATE_CPU = re.compile(
+AUTOUPDATE_CPU = _compile(
     r"requirements?[^\n]{0,40}\[?'onnxruntime'\]? not found, attempting AutoUpdate|"
     r"pip install[^\n]{0,40}[\"']onnxruntime[\"'](?![-_])|"
     # the same cause in words: the CPU package was installed (beside the GPU one)
@@ -179,26 +198,26 @@ AUTOUPDATE_CPU = re.compile(
     re.I,
 )
 # the REPL's answer on the line after `ort.get_device()`: 'CPU' (a CPU build) or 'GPU'
-DEVICE_CALL = re.compile(r"get_device\(\)\s{0,3}\)?\s{0,3}$", re.I)
-DEVICE_ANSWER = re.compile(r"^['\"]?(CPU|GPU)['\"]?$")
+DEVICE_CALL = _compile(r"get_device\(\)\s{0,3}\)?\s{0,3}$", re.I)
+DEVICE_ANSWER = _compile(r"^['\"]?(CPU|GPU)['\"]?$")
 # a requirements list or a listing with bare names: one line "onnxruntime", another "onnxruntime-gpu"
-BARE_CPU_ROW = re.compile(r"^[-*+\s]{0,4}onnxruntime\s{0,2}(?:[<>=~!]=?\s{0,2}[\d.*]{1,20})?\s{0,4}$", re.I)
+BARE_CPU_ROW = _compile(r"^[-*+\s]{0,4}onnxruntime\s{0,2}(?:[<>=~!]=?\s{0,2}[\d.*]{1,20})?\s{0,4}$", re.I)
 # the fix that worked: removing the CPU package (while onnxruntime-gpu stays)
-CPU_REMOVED_FIXED = re.compile(
+CPU_REMOVED_FIXED = _compile(
     r"uninstall\w{0,3}[^\n]{0,30}(?<![A-Za-z0-9])onnxruntime(?![-_.A-Za-z0-9])[^\n]{0,80}(?:fix|solv|work|resolv)|"
     r"(?:fix|solv|resolv)\w{0,4}[^\n]{0,40}(?:by |after )?uninstall\w{0,3}[^\n]{0,20}"
     r"(?<![A-Za-z0-9])onnxruntime(?![-_.A-Za-z0-9])",
     re.I,
 )
 # an install command of the CPU package alone: pip/uv/poetry/conda, Maven's onnxruntime artifact, NuGet's CPU package
-CPU_INSTALL = re.compile(
+CPU_INSTALL = _compile(
     r"(?:^|[\s!$>])(?:pip3?|uv pip|uv|poetry|conda|mamba)\s{1,3}(?:install|add)\s{1,3}(?:-{1,2}[\w-]{1,30}\s{1,3}){0,4}"
     r"onnxruntime(?![-_.A-Za-z0-9])(?![^\n]{0,80}onnxruntime[-_]gpu)|<artifactId>onnxruntime</artifactId>|"
     r"PackageReference\s{1,3}Include=\"Microsoft\.ML\.OnnxRuntime\"|dotnet add package Microsoft\.ML\.OnnxRuntime\s",
     re.I,
 )
 # the user says the GPU is not used (a symptom, not a cause)
-GPU_UNUSED = re.compile(
+GPU_UNUSED = _compile(
     r"(?:not|never|doesn'?t|does not|isn'?t|is not|won'?t)\s(?:\w{1,12}\s){0,2}"
     r"(?:use|using|run(?:ning)? on|utili[sz]\w{0,4})\s(?:the\s|my\s)?GPU|"
     r"(?:runs?|running|only)\s(?:\w{1,12}\s){0,2}on\s(?:the\s)?CPU|"
@@ -208,23 +227,23 @@ GPU_UNUSED = re.compile(
     re.I,
 )
 # the JavaScript package (onnxruntime-node): its CUDA provider is a part of the Linux x64 package only
-NODE_PACKAGE = re.compile(r"onnxruntime-node\b", re.I)
-GPU_PACKAGE = re.compile(r"onnxruntime[-_.]gpu|OnnxRuntime\.Gpu", re.I)  # the GPU package named (installed, tried)
-PROVIDER_NAME = re.compile(r"\b(\w{2,20})ExecutionProvider\b")
-BRACKETED = re.compile(r"[\[(]([^\[\]()\n]{0,600})[\])]")
-NAMES_ONLY = re.compile(r"[\s>*•\-\[\](),.\"']{0,200}")  # what is left of a list once its names are taken out
-AVAILABLE = re.compile(r"availab|可用|build has|available lists", re.I)
-AFTER_HEADER = re.compile(r"providers?\s{0,3}(?:are|:|=)\s{0,3}([^\n]{0,600})$", re.I)
+NODE_PACKAGE = _compile(r"onnxruntime-node\b", re.I)
+GPU_PACKAGE = _compile(r"onnxruntime[-_.]gpu|OnnxRuntime\.Gpu", re.I)  # the GPU package named (installed, tried)
+PROVIDER_NAME = _compile(r"\b(\w{2,20})ExecutionProvider\b")
+BRACKETED = _compile(r"[\[(]([^\[\]()\n]{0,600})[\])]")
+NAMES_ONLY = _compile(r"[\s>*•\-\[\](),.\"']{0,200}")  # what is left of a list once its names are taken out
+AVAILABLE = _compile(r"availab|可用|build has|available lists", re.I)
+AFTER_HEADER = _compile(r"providers?\s{0,3}(?:are|:|=)\s{0,3}([^\n]{0,600})$", re.I)
 
 # --- versions the log states ------------------------------------------------------------------------------------
-REQUIRE = re.compile(r"Require cuDNN (\d{1,2})[\d.*x]{0,8} and CUDA (\d{1,2})[\d.*x]{0,8}", re.I)
+REQUIRE = _compile(r"Require cuDNN (\d{1,2})[\d.*x]{0,8} and CUDA (\d{1,2})[\d.*x]{0,8}", re.I)
 # onnxruntime's preload_dlls() on the torch beside it: "The installed PyTorch 2.5.1+cu121 uses CUDA 12.x, but
 # onnxruntime-gpu is built with CUDA 13.x"
-TORCH_OTHER_CUDA = re.compile(
+TORCH_OTHER_CUDA = _compile(
     r"PyTorch\s\S{1,40}\suses CUDA (\d{1,2})[\d.x]{0,6}, but onnxruntime-gpu is built with CUDA (\d{1,2})", re.I
 )
 # a build named by its CUDA: "onnxruntime-win-x64-cuda12-1.17.1", "onnxruntime-gpu 11.8", "onnxruntime-gpu (CUDA 12)"
-BUILD_CUDA = re.compile(
+BUILD_CUDA = _compile(
     r"onnxruntime[-_](?:linux|win|windows)[-_]x64[-_](?:gpu[-_])?cuda[-_]?(\d{2})|"
     r"onnxruntime[-_]gpu\s{0,3}(?:==|for|built for|with|\(|:)?\s{0,3}(?:cuda\s{0,2})?(\d{2})\.\d(?!\.\d)|"
     r"onnxruntime-gpu[^\n]{0,12}\bcu(\d{2})\d?\b|"
@@ -233,7 +252,7 @@ BUILD_CUDA = re.compile(
 )
 # a release asset or a stated version of ONNX Runtime: "onnxruntime-linux-x64-gpu-1.17.3", "ONNX Runtime version:
 # 1.10.0", "onnxruntime-gpu==1.19.0", "Microsoft.ML.OnnxRuntime.Gpu 1.17.1", "onnxruntime_gpu-1.8.0.jar"
-ORT_STATED = re.compile(
+ORT_STATED = _compile(
     r"onnxruntime[-_](?:linux|win|windows|osx)[-_](?:x64|aarch64|arm64)[-_](gpu[-_]|cuda\d{0,2}[-_])?"
     r"(1\.\d{1,2}(?:\.\d{1,2})?)|"
     r"(?:ONNX ?Runtime|onnxruntime)([-_. ]gpu)?(?: version)?\s{0,3}(?:==|:|v|\s)\s{0,3}(1\.\d{1,2}(?:\.\d{1,2})?)\b|"
@@ -241,33 +260,31 @@ ORT_STATED = re.compile(
     re.I,
 )
 # the issue template of microsoft/onnxruntime: a header line, then its value on a following line
-TEMPLATE_HEADER = re.compile(
+TEMPLATE_HEADER = _compile(
     r"^#{0,4}\s{0,3}(ONNX Runtime Version or Commit ID|Execution Provider Library Version|OS Version|Platform|"
     r"Architecture|ONNX Runtime API)\s{0,3}$",
     re.I,
 )
-NVIDIA_SMI = re.compile(
+NVIDIA_SMI = _compile(
     r"Driver Version:\s{0,4}(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\s{0,40}(?:CUDA Version:\s{0,4}(\d{1,2}\.\d{1,2}|N/A))?",
     re.I,
 )
-DRIVER_PROSE = re.compile(
-    r"(?:nvidia|driver|驱动)[^\n\d]{0,24}?\b(?:v|version\s)?(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I
-)
-CUDA_MAJOR_SAID = re.compile(r"\bcuda[ -]?(9|1[0-4])\b(?![.\d])", re.I)  # "I have CUDA 12", "cuda13": a major only
-NVCC = re.compile(
+DRIVER_PROSE = _compile(r"(?:nvidia|driver|驱动)[^\n\d]{0,24}?\b(?:v|version\s)?(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
+CUDA_MAJOR_SAID = _compile(r"\bcuda[ -]?(9|1[0-4])\b(?![.\d])", re.I)  # "I have CUDA 12", "cuda13": a major only
+NVCC = _compile(
     r"(?:compilation tools, release\s|release|nvcc[^\n\d]{0,30}|cuda[_ -]?toolkit[^\n\d]{0,12}|CUDA[\\/]v|cuda-|"
     r"CUDA_PATH[^\n\d]{0,40}v"
     r"|cuda[ _]?(?:version)?:?\s?|cuda\s?(?:is|=|==)\s?)(\d{1,2}\.\d)\b",
     re.I,
 )
-TORCH_CUDA = re.compile(r"\btorch[\s=:-]{1,20}\d{1,2}\.\d{1,2}(?:\.\d{1,3})?\+cu(\d{2,3})\b|\+cu(\d{2,3})\b", re.I)
-CUDNN_STATED = re.compile(
+TORCH_CUDA = _compile(r"\btorch[\s=:-]{1,20}\d{1,2}\.\d{1,2}(?:\.\d{1,3})?\+cu(\d{2,3})\b|\+cu(\d{2,3})\b", re.I)
+CUDNN_STATED = _compile(
     r"cu?dnn(?:\s{0,3}(?:version|ver\.?|v)?\s{0,3}[:=]{0,2}\s{0,3}|[\w-]{0,12}\s{1,3})(\d{1,2}(?:\.\d{1,3}){0,3}|\d{4,5})"
     r"(?![\w.])|cudnn(\d)-cuda|libcudnn(\d)\b",
     re.I,
 )
 # "CUDA/cuDNN version: 10.2/8"
-CUDA_SLASH_CUDNN = re.compile(
+CUDA_SLASH_CUDNN = _compile(
     r"CUDA\s?/\s?cu?DNN[^\n\d]{0,20}(\d{1,2}(?:\.\d{1,2})?)\s?/\s?(\d{1,2}(?:\.\d{1,3}){0,3}|\d{4,5})", re.I
 )
 DIST_BODY = (
@@ -275,16 +292,16 @@ DIST_BODY = (
     r"nvidia-[a-z-]{2,40}-cu\d{2}|nvidia-(?:cudnn|cublas|cuda-runtime|cufft|curand|cuda-nvrtc)|pycuda)"
     r"(?:\s{1,40}|==|\s{0,3}@\s{0,3}\S{0,200}?\s{0,3})v?(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?(?:[.+-]?\w{1,20})?)\b"
 )
-TYPED_ROW = re.compile(r"^[\w.-]{1,80} v?\d[\w.+-]{0,40}$")  # one space between name and version: typed, not listed
-DIST_LINE = re.compile(r"^(?:[\s>+*-]{0,6}|[\s│├└─|`\\+-]{2,40}(?:\s|─))" + DIST_BODY, re.I)
-TREE_ROW = re.compile(r"^[\s│├└─|`\\+-]{0,40}[├└─│]")  # a row of a dependency tree (uv tree, pipdeptree)
-DIST_NEXT = re.compile(r"\s{1,40}" + DIST_BODY, re.I)  # a wrapped listing: several rows on one line
-LISTING_ROW = re.compile(r"^[\w.-]{1,80}\s{1,40}v?\d{1,6}(?:[.+\w-]{0,40})$")  # `pip list`: a name and its version
-DIST_INSTALLED = re.compile(r"Successfully installed [^\n]{0,400}", re.I)
-DIST_IN_INSTALLED = re.compile(r"\b(onnxruntime(?:-gpu)?)-(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)\b", re.I)
+TYPED_ROW = _compile(r"^[\w.-]{1,80} v?\d[\w.+-]{0,40}$")  # one space between name and version: typed, not listed
+DIST_LINE = _compile(r"^(?:[\s>+*-]{0,6}|[\s│├└─|`\\+-]{2,40}(?:\s|─))" + DIST_BODY, re.I)
+TREE_ROW = _compile(r"^[\s│├└─|`\\+-]{0,40}[├└─│]")  # a row of a dependency tree (uv tree, pipdeptree)
+DIST_NEXT = _compile(r"\s{1,40}" + DIST_BODY, re.I)  # a wrapped listing: several rows on one line
+LISTING_ROW = _compile(r"^[\w.-]{1,80}\s{1,40}v?\d{1,6}(?:[.+\w-]{0,40})$")  # `pip list`: a name and its version
+DIST_INSTALLED = _compile(r"Successfully installed [^\n]{0,400}", re.I)
+DIST_IN_INSTALLED = _compile(r"\b(onnxruntime(?:-gpu)?)-(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)\b", re.I)
 # pip's own lines naming an installed distribution: "Found existing installation: onnxruntime 1.23.2",
 # "Requirement already satisfied: onnxruntime in /usr/lib/python3/site-packages (1.16.0)"
-PIP_HAS = re.compile(
+PIP_HAS = _compile(
     r"Found existing installation: (onnxruntime(?:[-_]gpu)?) (\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)|"
     r"Requirement already satisfied: (onnxruntime(?:[-_]gpu)?)(?:[=<>~!]{1,2}[\d.*]{1,20})? in [^\n(]{0,300}"
     r"(?:\(from [^\n()]{0,200}\)\s{0,3})?\((\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)\)|"
@@ -296,7 +313,7 @@ PIP_HAS = re.compile(
 # onnxruntime-gpu onnxruntime", "onnxruntime and onnxruntime-gpu can not co-exist"; the CPU one said installed before
 _CPU_NAME = r"onnxruntime(?![-_.A-Za-z0-9])"
 _GPU_NAME = r"onnxruntime[-_]gpu"
-BOTH_PACKAGES = re.compile(
+BOTH_PACKAGES = _compile(
     # "installed both onnxruntime and onnxruntime-gpu", "both onnxruntime and onnxruntime-gpu are installed" (not
     # "I tried both": one after the other)
     rf"(?:install\w{{0,4}}|hav(?:e|ing)|got)\s(?:\w{{1,12}}\s){{0,2}}both\b[^\n]{{0,30}}"
@@ -322,30 +339,30 @@ BOTH_PACKAGES = re.compile(
 )
 # pip fetching or installing a distribution: "Collecting onnxruntime (from rembg)", a wheel's file name, "Installing
 # collected packages: a, b"; both flavours fetched in one install are both installed
-PIP_COLLECTING = re.compile(
+PIP_COLLECTING = _compile(
     r"^\s{0,4}(?:Collecting|Requirement already satisfied:)\s(onnxruntime(?:[-_]gpu)?)(?![-_.\w])", re.I
 )
-WHEEL_FILE = re.compile(r"(?<![\w.-])(onnxruntime(?:_gpu)?)-(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)-cp\d{2,3}-", re.I)
-INSTALLING_COLLECTED = re.compile(r"Installing collected packages:\s([^\n]{1,2000})", re.I)
-PIP_SHOW_NAME = re.compile(r"^Name:\s{0,4}(onnxruntime(?:[-_]gpu)?)\s{0,4}$", re.I)
-PIP_SHOW_VERSION = re.compile(r"^Version:\s{0,4}(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)", re.I)
+WHEEL_FILE = _compile(r"(?<![\w.-])(onnxruntime(?:_gpu)?)-(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)-cp\d{2,3}-", re.I)
+INSTALLING_COLLECTED = _compile(r"Installing collected packages:\s([^\n]{1,2000})", re.I)
+PIP_SHOW_NAME = _compile(r"^Name:\s{0,4}(onnxruntime(?:[-_]gpu)?)\s{0,4}$", re.I)
+PIP_SHOW_VERSION = _compile(r"^Version:\s{0,4}(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)", re.I)
 
 # the user says cuDNN / the CUDA toolkit is not installed ("I installed CUDA 12.4 but not cuDNN", "没有安装cudnn")
 _NOT_INSTALLED = r"(?:did ?n[o']?t|have ?n[o']?t|never|not yet)\s(?:\w{1,12}\s){0,2}install\w{0,3}\s(?:the\s|any\s)?"
-CUDNN_ABSENT_SAID = re.compile(
+CUDNN_ABSENT_SAID = _compile(
     rf"{_NOT_INSTALLED}cu?DNN|\bbut not (?:the )?cu?DNN\b|\bcu?DNN\s(?:is|was|isn'?t)?\s?(?:not\s)?(?:installed\s)?"
     r"(?:not installed|missing)|\bno cu?DNN\b|without (?:installing )?cu?DNN|(?:没有?|未)(?:安装|装)\s?cu?dnn|"
     r"cu?dnn\s?(?:没有?|未)(?:安装|装)",
     re.I,
 )
-CUDA_ABSENT_SAID = re.compile(
+CUDA_ABSENT_SAID = _compile(
     rf"{_NOT_INSTALLED}CUDA(?![-_\w])|\bCUDA(?: toolkit)?\s(?:is|was)?\s?not installed|\bno CUDA toolkit|"
     r"without (?:installing )?(?:the )?CUDA toolkit|(?:没有?|未)(?:安装|装)\s?CUDA|CUDA\s?(?:没有?|未)(?:安装|装)",
     re.I,
 )
 
 # --- the driver and the GPU ------------------------------------------------------------------------------------
-DRIVER_ABSENT = re.compile(
+DRIVER_ABSENT = _compile(
     r"couldn't communicate with the NVIDIA driver|found no NVIDIA driver on your system|NVIDIA driver (?:is )?not "
     r"(?:installed|loaded|found)|no NVIDIA (?:GPU|driver)|without an? NVIDIA|nvidia-smi: (?:command )?not found|"
     r"(?:do not|don't|doesn't|does not) have an? (?:NVIDIA |CUDA[- ]capable )?(?:GPU|graphics card)|"
@@ -353,18 +370,18 @@ DRIVER_ABSENT = re.compile(
     r"server|host)",
     re.I,
 )
-DRIVER_OLD = re.compile(
+DRIVER_OLD = _compile(
     r"driver(?: version)? (?:is |was )?(?:too (?:low|old)|insufficient|outdated)|"
     r"(?:update|upgrade) (?:your |the )?(?:nvidia |gpu )?driver",
     re.I,
 )
-DRIVER_MISMATCH = re.compile(
+DRIVER_MISMATCH = _compile(
     r"Driver/library version mismatch|unsupported display driver / cuda driver combination|"
     r"forward compatibility was attempted on non supported HW",
     re.I,
 )
 # the GPU is seen inside the container: nvidia-smi run there, or the user says it works there
-GPU_IN_CONTAINER = re.compile(
+GPU_IN_CONTAINER = _compile(
     r"docker (?:run|exec)[^\n]{0,200}nvidia-smi|"
     r"nvidia-smi[^\n]{0,80}(?:works|runs|shows|is fine|is ok|succeeds)[^\n]{0,40}(?:inside|in|within) (?:the |my |a )?"
     r"(?:docker|container)|(?:inside|in|within) (?:the |my |a )?(?:docker|container)[^\n]{0,60}nvidia-smi"
@@ -372,63 +389,63 @@ GPU_IN_CONTAINER = re.compile(
     r"root@[0-9a-f]{12}:[^\n]{0,60}nvidia-smi",
     re.I,
 )
-CONTAINER = re.compile(
+CONTAINER = _compile(
     r"\b(docker|podman|kubernetes|k8s|kubectl|container|nvidia-container|devcontainer|\.dockerenv|singularity|"
     r"apptainer|enroot|nvidia/cuda:|nvcr\.io|compose\.ya?ml|unraid|truenas|容器)|hostname=[0-9a-f]{12}\b|"
     r"\broot@[0-9a-f]{12}:",
     re.I,
 )
-CONTAINER_GPU = re.compile(
+CONTAINER_GPU = _compile(
     r"--gpus|runtime:\s{0,3}nvidia|--runtime=nvidia|deploy:[^\n]{0,20}devices|"
     r"NVIDIA_VISIBLE_DEVICES|capabilities:\s{0,3}\[?\s{0,3}gpu|nvidia\.com/gpu|(?:singularity|apptainer)\s[^\n]{0,40}--nv\b",
     re.I,
 )
-WSL = re.compile(r"\bWSL2?\b|microsoft-standard|/usr/lib/wsl", re.I)
+WSL = _compile(r"\bWSL2?\b|microsoft-standard|/usr/lib/wsl", re.I)
 # the variable and its value: empty only when set so ("", '', nothing before the line's end), not "$GPU"
-VISIBLE = re.compile(
+VISIBLE = _compile(
     r"\b((?:CUDA|NVIDIA)_VISIBLE_DEVICES)[\"']?\]?\s{0,3}[=:]\s{0,3}[\"']?([\w,-]{0,40})(?=[\"'\s,;)]|$)", re.I
 )
-NVIDIA_GPU = re.compile(
+NVIDIA_GPU = _compile(
     r"\b(?:NVIDIA\s|GeForce\s|Quadro\s|Tesla\s){0,3}(?:(?:RTX|GTX|GT|MX|TITAN)\s?(?:PRO\s)?[A-Z]?\d{2,4}"
     r"(?:\s?(?:Ti|SUPER|Ada))?|TITAN\s(?:RTX|V|Xp?)|"
     r"(?<![\w.])(?:[ABHKLMPTV]\d{1,3}[GS]?|GB200|GH200)(?=[\s,)\-]|$))",
     re.I,
 )
-OTHER_GPU = re.compile(
+OTHER_GPU = _compile(
     r"\b(?:AMD\s?)?Radeon\b[^\n,;)]{0,30}|\bRX\s?\d{3,4}(?:\s?XTX?)?\b|\bIntel\(R\)\s(?:UHD|Iris|HD)[^\n,;)]{0,30}|"
     r"\bIntel\s(?:UHD|Iris|HD|Arc)\b[^\n,;)]{0,20}|\bAMD (?:GPU|graphics|cuda)\b|\bROCm\b|"
     r"\[[+xX✓]\]\s{0,2}(?:AMD|Intel)\b",
     re.I,
 )
-GPU_CONTEXT = re.compile(r"nvidia|tesla|gpu|cuda|显卡|device", re.I)
+GPU_CONTEXT = _compile(r"nvidia|tesla|gpu|cuda|显卡|device", re.I)
 
 # --- platform --------------------------------------------------------------------------------------------------
-WINDOWS = re.compile(r"\.dll\b|\b[A-Z]:\\|LoadLibrary|\bWindows\b|WinError|\.exe\b|\\AppData\\|win_amd64|win32", re.I)
-LINUX = re.compile(r"\.so\b|\.so\.\d|\bLinux\b|/usr/|/home/|/opt/|\bUbuntu\b|\bDebian\b|manylinux|linux_x86_64", re.I)
-MACOS = re.compile(r"\bmacOS\b|\bdarwin\b|macosx_|/Users/\w|/Volumes/|\bApple (?:M\d|Silicon)\b|\bMac ?OS\b", re.I)
-ARM = re.compile(r"\b(aarch64|arm64|ARM64|jetson|tegra|l4t|Orin|Xavier)\b", re.I)
-JETSON = re.compile(r"\b(jetson|tegra|l4t|jetpack)\b", re.I)
-PYTHON = re.compile(
+WINDOWS = _compile(r"\.dll\b|\b[A-Z]:\\|LoadLibrary|\bWindows\b|WinError|\.exe\b|\\AppData\\|win_amd64|win32", re.I)
+LINUX = _compile(r"\.so\b|\.so\.\d|\bLinux\b|/usr/|/home/|/opt/|\bUbuntu\b|\bDebian\b|manylinux|linux_x86_64", re.I)
+MACOS = _compile(r"\bmacOS\b|\bdarwin\b|macosx_|/Users/\w|/Volumes/|\bApple (?:M\d|Silicon)\b|\bMac ?OS\b", re.I)
+ARM = _compile(r"\b(aarch64|arm64|ARM64|jetson|tegra|l4t|Orin|Xavier)\b", re.I)
+JETSON = _compile(r"\b(jetson|tegra|l4t|jetpack)\b", re.I)
+PYTHON = _compile(
     r"\bPython\s?(3\.\d{1,2})(?:\.\d{1,3})?\b|\bpython(3\.\d{1,2})\b|\bcp3(\d{1,2})\b|\\Python3(\d{1,2})\\", re.I
 )
-PYTHON_32BIT = re.compile(r"\b32[ -]?bit\b|\bwin32\b(?!\s*(?:api|error))|\bx86\b(?![_-]64)", re.I)
+PYTHON_32BIT = _compile(r"\b32[ -]?bit\b|\bwin32\b(?!\s*(?:api|error))|\bx86\b(?![_-]64)", re.I)
 
 # --- packages --------------------------------------------------------------------------------------------------
-NOT_INSTALLED = re.compile(
+NOT_INSTALLED = _compile(
     rf"No module named {Q}onnxruntime{Q}|No module named {Q}onnxruntime\.capi|"
     rf"DistributionNotFound: The {Q}onnxruntime|PackageNotFoundError: {Q}?onnxruntime|"
     r"No matching distribution found for onnxruntime\b(?!-gpu)(?!_gpu)|"
     rf"The {Q}?onnxruntime(?:[-_]gpu)?{Q}? distribution was not found",
     re.I,
 )
-BROKEN_PACKAGE = re.compile(
+BROKEN_PACKAGE = _compile(
     rf"module {Q}onnxruntime{Q} has no attribute {Q}(?:InferenceSession|SessionOptions|"
     rf"GraphOptimizationLevel|get_available_providers|get_device|set_default_logger_severity|capi){Q}|"
     rf"cannot import name {Q}\w{{1,40}}{Q} from {Q}onnxruntime{Q} \(unknown location\)|"
     r"onnxruntime\.capi\.onnxruntime_pybind11_state[^\n]{0,40}No module named",
     re.I,
 )
-NO_WHEEL = re.compile(
+NO_WHEEL = _compile(
     r"No matching distribution found for (?:onnxruntime[-_]gpu|onnxruntime)|Could not find a version that "
     r"satisfies the requirement onnxruntime|"
     r"has no wheels with a(?: matching (?:Python ABI|platform|Python implementation)|\s{0,3}$)|"
@@ -440,43 +457,43 @@ NO_WHEEL = re.compile(
     re.I,
 )
 # pip's failure in the user's words, on a line about pip or the package
-NO_WHEEL_SAID = re.compile(
+NO_WHEEL_SAID = _compile(
     r"(?:pip|install|onnxruntime)[^\n]{0,80}(?:doesn'?t|does not|can'?t|cannot|couldn'?t|won'?t)(?: ever)? find "
     r"(?:a |any )?(?:version|distribution|matching)",
     re.I,
 )
-NO_TENSORRT = re.compile(
+NO_TENSORRT = _compile(
     rf"No module named {Q}tensorrt|TensorRT (?:is )?not (?:installed|found)|install (?:the )?TensorRT librar",
     re.I,
 )
 
 # --- runtime symptoms ------------------------------------------------------------------------------------------
-CUDA_ERROR_NUMBER = re.compile(
+CUDA_ERROR_NUMBER = _compile(
     r"CUDA (?:failure|error)\s{0,3}(?:code\s{0,3})?[:=]?\s{0,3}(\d{1,4})\b|cudaError\w{0,40}\s{0,3}\(?(\d{1,4})\)?|"
     r"error\s{0,2}==\s{0,2}cudaSuccess \((\d{1,4}) vs\. 0\)|error=(\d{1,4})\s{0,2}:",
     re.I,
 )
-CUDA_ERROR_NAME = re.compile(r"\b(cudaError[A-Z]\w{1,40})")
+CUDA_ERROR_NAME = _compile(r"\b(cudaError[A-Z]\w{1,40})")
 # a CUDA call failing (its error not named), and the process was forked: CUDA initialised before fork() is unusable
-CUDA_CALL_FAILED = re.compile(
+CUDA_CALL_FAILED = _compile(
     r"CUDA error executing cuda\w{2,40}|cudaErrorInitializationError|initialization error", re.I
 )
-FORK = re.compile(r"\bmultiprocessing\b|\bos\.fork\(|\bfork\(\)|\bProcess\(target=|start_method|mp\.Pool\(", re.I)
+FORK = _compile(r"\bmultiprocessing\b|\bos\.fork\(|\bfork\(\)|\bProcess\(target=|start_method|mp\.Pool\(", re.I)
 # a CUDA provider kernel failed while running a node (the provider loaded, one of its kernels failed)
-NODE_FAILED = re.compile(
+NODE_FAILED = _compile(
     r"(?:Non-zero status code returned while running|while running) \w{1,60} node[^\n]{0,300}"
     r"(?:CUDA (?:failure|error)|CUDNN failure|CUDNN_STATUS|CUBLAS (?:failure|error)|CUBLAS_STATUS|cuda_call)",
     re.I,
 )
 # differences stated at the fourth decimal place or later, or as 1e-5 and smaller: float rounding, not a wrong result
-TINY_DIFFERENCE = re.compile(
+TINY_DIFFERENCE = _compile(
     r"(?:to|at|from|in) (?:about |around |the )?(?:[4-9]|four|five|six|seven|eight|fifth|sixth|seventh|eighth)(?:th)? "
     r"(?:decimal|digit|significant)|"
     r"(?:decimal|digit)s? (?:place )?(?:[4-9]|four|five|six)\b|\b1e-0?(?:[5-9]|1\d)\b|\b0\.0000\d",
     re.I,
 )
 # the user (or the thread) says the libraries are not on the loader's path
-NOT_ON_PATH_SAID = re.compile(
+NOT_ON_PATH_SAID = _compile(
     r"(?:cuda|cudnn|cublas|nvidia|libcu\w{0,20}|\.dll|\.so)[^\n]{0,60}(?:missing from|not (?:in|on|added to|"
     r"included in)|isn'?t (?:in|on)|absent from|lack of)[^\n]{0,20}(?:LD_LIBRARY_PATH|\bPATH\b)|"
     r"(?:lack of|missing|add(?:ing)?)\s(?:the\s)?(?:cuda|cudnn)[^\n]{0,40}(?:on|in|to) (?:the )?"
@@ -484,37 +501,35 @@ NOT_ON_PATH_SAID = re.compile(
     r"(?:cuda|cudnn)[^\n]{0,40}(?:没有|未)[^\n]{0,12}(?:加入|添加|加到)[^\n]{0,6}PATH",
     re.I,
 )
-CONTAINER_TOOLKIT = re.compile(r"nvidia-container-cli|nvidia-container-runtime|OCI runtime create failed", re.I)
+CONTAINER_TOOLKIT = _compile(r"nvidia-container-cli|nvidia-container-runtime|OCI runtime create failed", re.I)
 # docker has no GPU runtime (the NVIDIA container toolkit is not installed or not configured on the host)
-NO_GPU_RUNTIME = re.compile(
+NO_GPU_RUNTIME = _compile(
     r"could not select device driver [\"']{0,2}[^\n]{0,20} with capabilities: \[\[gpu\]\]|"
     r"unknown or invalid runtime name: nvidia",
     re.I,
 )
 # NVML inside a container that lost (or never had) its device access: "Failed to initialize NVML: Unknown Error"
-NVML_UNKNOWN = re.compile(r"Failed to initialize NVML: Unknown Error", re.I)
-CUBLAS_ERROR = re.compile(r"CUBLAS (?:failure|error)\s{0,3}(\d{1,3})\b|\b(CUBLAS_STATUS_[A-Z_]{2,40})", re.I)
-OOM = re.compile(
+NVML_UNKNOWN = _compile(r"Failed to initialize NVML: Unknown Error", re.I)
+CUBLAS_ERROR = _compile(r"CUBLAS (?:failure|error)\s{0,3}(\d{1,3})\b|\b(CUBLAS_STATUS_[A-Z_]{2,40})", re.I)
+OOM = _compile(
     r"out of memory|CUDA_ERROR_OUT_OF_MEMORY|Failed to allocate memory for requested buffer|"
     r"CUDNN_STATUS_ALLOC_FAILED|BFCArena::AllocateRawInternal|显存不足",
     re.I,
 )
-CONTEXT = re.compile(
-    r"invalid resource handle|pycuda\.autoinit|CUDA_ERROR_INVALID_CONTEXT|invalid device context", re.I
-)
-CUDNN_STATUS = re.compile(
+CONTEXT = _compile(r"invalid resource handle|pycuda\.autoinit|CUDA_ERROR_INVALID_CONTEXT|invalid device context", re.I)
+CUDNN_STATUS = _compile(
     r"CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED|CUDNN_STATUS_VERSION_MISMATCH|cudnnCreate\(|"
     r"Cannot load symbol cudnn\w",  # cuDNN's dispatcher: the sub-library with that symbol is missing
     re.I,
 )
-NODES_ON_CPU = re.compile(
+NODES_ON_CPU = _compile(
     r"Some nodes were not assigned to the preferred execution providers|"
     r"All nodes have been placed on \[CPUExecutionProvider\]|Node\(s\) placed on \[CPUExecutionProvider\]|"
     r"CUDA kernel not found in registries for Op type",  # the CUDA provider has no kernel: the node falls to the CPU
     re.I,
 )
-MEMCPY = re.compile(r"Memcpy nodes are added to the graph", re.I)
-SLOWER = re.compile(
+MEMCPY = _compile(r"Memcpy nodes are added to the graph", re.I)
+SLOWER = _compile(
     r"(?:GPU|cuda)[^\n]{0,40}(?:slower|much slower|more slowly|慢|耗时更长|速度远小于|远慢于)|"
     r"(?:slower|慢)[^\n]{0,20}(?:on|than|于)\s{0,3}(?:the\s)?(?:GPU|cuda)\b|"
     r"CPU[^\n]{0,40}(?:faster than|快于)[^\n]{0,20}(?:GPU|cuda)|CPU\s?比\s?(?:GPU|cuda)[^\n]{0,6}快|"
@@ -523,30 +538,30 @@ SLOWER = re.compile(
     r"[^\n]{0,20}CPU|onnxruntime/issues/13198|issue#13198",
     re.I,
 )
-FASTER_GPU = re.compile(r"GPU[^\n]{0,40}faster than[^\n]{0,12}CPU|GPU[^\n]{0,20}比\s?CPU[^\n]{0,6}快", re.I)
+FASTER_GPU = _compile(r"GPU[^\n]{0,40}faster than[^\n]{0,12}CPU|GPU[^\n]{0,20}比\s?CPU[^\n]{0,6}快", re.I)
 # a rate where a time would be: "GPU: 12 fps", "CPU 3.5 it/s" (higher is faster)
-RATE = re.compile(
+RATE = _compile(
     r"\b(GPU|CPU|cuda)(?:ExecutionProvider)?\b[^\n\d]{0,40}?(\d{1,6}(?:\.\d{1,6})?)\s{0,2}(fps|it/s|img/s|images/s|帧)",
     re.I,
 )
-TIMING = re.compile(
+TIMING = _compile(
     r"\b(onnxruntime(?:[-_]gpu)?|GPU|CPU|cuda)(?:ExecutionProvider)?\b[^\n\d]{0,40}?(\d{1,6}(?:\.\d{1,20})?)\s{0,2}"
     r"(ms|毫秒|s|sec|seconds?|秒)(?![\w])",
     re.I,
 )
-BARE_TIMING = re.compile(
+BARE_TIMING = _compile(
     r"(?:time|耗时|latency|took|elapsed)[^\n\d]{0,20}?(\d{1,6}(?:\.\d{1,20})?)\s{0,2}(ms|毫秒|s|sec|秒)?"
     r"(?![\w.])",
     re.I,
 )
-TIMING_HEADER = re.compile(r"^[#*\s]{0,6}(GPU|CPU|cuda)\b[^\d\n]{0,30}$", re.I)  # "GPU Test result", "## CPU"
-TABLE_DEVICE = re.compile(
+TIMING_HEADER = _compile(r"^[#*\s]{0,6}(GPU|CPU|cuda)\b[^\d\n]{0,30}$", re.I)  # "GPU Test result", "## CPU"
+TABLE_DEVICE = _compile(
     r"\b(CPU|GPU|CUDA|TensorRT|TRT)(?:ExecutionProvider)?\b", re.I
 )  # a table column or row named by its device
-TABLE_TIME = re.compile(r"time|latency|耗时|时间|\bms\b|\(s\)|秒|sec", re.I)
-TABLE_NUMBER = re.compile(r"^\s{0,4}(\d{1,7}(?:\.\d{1,12})?)\s{0,2}(ms|毫秒|s|sec|秒)?\s{0,4}$", re.I)
-OTHER_FRAMEWORK = re.compile(r"torch|tensorflow|paddle", re.I)  # its timings are not ONNX Runtime's
-DIFFER = re.compile(
+TABLE_TIME = _compile(r"time|latency|耗时|时间|\bms\b|\(s\)|秒|sec", re.I)
+TABLE_NUMBER = _compile(r"^\s{0,4}(\d{1,7}(?:\.\d{1,12})?)\s{0,2}(ms|毫秒|s|sec|秒)?\s{0,4}$", re.I)
+OTHER_FRAMEWORK = _compile(r"torch|tensorflow|paddle", re.I)  # its timings are not ONNX Runtime's
+DIFFER = _compile(
     r"(?:results?|outputs?|inference)[^\n]{0,60}(?:differ|different|not (?:the )?same|inconsistent|not stable|"
     r"unstable|mismatch|wrong)|(?:differ|different|inconsistent|wrong)[^\n]{0,30}(?:results?|outputs?)|"
     r"(?:relative|absolute|max(?:imum)?) (?:diff|difference|error)|结果(?:不一致|不同|差异|有差别|不稳定|错误)|"

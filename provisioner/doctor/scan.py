@@ -34,8 +34,9 @@ KEYWORDS = (
     # TensorRT's own messages (doctor/tensorrt.py reads the candidate lines too): its stubs, engines, contexts
     *("placeholder", "deprecated", "engine", "tag does not match", "deserializ", "context"),
 )
-_KEYWORD_BYTES = tuple(k.encode("utf-8") for k in KEYWORDS)
 _DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
+# the shapes are scanned with their digits as 0: so are the keywords ("c0000409", "cp3", "32-bit")
+_KEYWORD_BYTES = tuple(dict.fromkeys(k.encode("utf-8").translate(_DIGITS) for k in KEYWORDS))
 
 
 def bounded(text: str, limit: int = READ_LIMIT) -> tuple[str, bool]:
