@@ -99,6 +99,7 @@ class LogEvidence:
     cuda_errors: tuple[Seen, ...] = ()  # cudaError_t names
     cublas_errors: tuple[Seen, ...] = ()  # CUBLAS_STATUS_ names
     providers: tuple[Seen, ...] = ()  # provider lists printed: "CPU,Azure"
+    session_providers: tuple[Seen, ...] = ()  # a session's providers printed (get_providers(), "Applied providers")
     signals: tuple[Seen, ...] = ()  # named symptoms: dll-init-failed, module-not-found, cpu-only-build ...
     timings: tuple[Timing, ...] = ()
     cut: bool = False  # the log was longer than READ_LIMIT: its middle was not read
@@ -393,6 +394,10 @@ class _Reader:
             self.add("dists", Seen(f"{name.lower().replace('_', '-')} {version}", line))
         if P.BOTH_PACKAGES.search(raw):
             self.signal("both-packages", line)
+        if P.UNINSTALL_BOTH.search(raw):
+            self.signal("uninstall-both", line)
+        if P.GPU_INSTALLED.search(raw) and not P.INSTALL_CHECK.search(raw):
+            self.signal("gpu-installed", line)
         self.pip_fetching(raw, line)
         if P.DIST_INSTALLED.search(raw):
             for name, version in P.DIST_IN_INSTALLED.findall(raw):
@@ -572,10 +577,18 @@ class _Reader:
     def providers(self, raw: str, line: str) -> None:
         if listed := _provider_list(self.wrapped + raw.lstrip() if self.wrapped else raw):
             self.add("providers", Seen(",".join(dict.fromkeys(listed)), line))
+        elif session := _session_list(raw):
+            self.add("sessions", Seen(",".join(dict.fromkeys(session)), line))
         self.wrapped = _cut_provider_list(raw)
         if P.GPU_BUILD.search(raw):
             self.signal("gpu-build", line)
         if P.CPU_ONLY_BUILD.search(raw):
+            self.signal("cpu-only-build", line)
+        elif (
+            (hit := P.PROSE_CPU_LIST.search(raw))
+            and re.search(r"availab|azure", raw, re.I)
+            and not re.search(r"CUDA|Tensorrt", raw[hit.start() :], re.I)
+        ):
             self.signal("cpu-only-build", line)
         if P.CUDA_APPLIED.search(raw):
             self.signal("cuda-applied", line)
@@ -674,7 +687,16 @@ class _Reader:
             self.section = (section[0], entry.last)
 
     # --- the result ---------------------------------------------------------------------------------------------
+    def session_fallback(self) -> None:
+        """The build lists the CUDA provider as available, and every session's provider list printed lacks it: the
+        CUDA provider could not be created (the session fell back to the CPU)."""
+        available = [s for s in self.f.get("providers", []) if P.AVAILABLE.search(s.line) and "CUDA" in s.value]
+        sessions: list[Seen] = self.f.get("sessions", [])
+        if available and sessions and all("CUDA" not in s.value for s in sessions):
+            self.signal("provider-failed", sessions[0].line)
+
     def evidence(self, cut: bool) -> LogEvidence:
+        self.session_fallback()
         f = self.f
         votes = self.os_votes
         os_name = max(votes, key=lambda k: votes[k]) if any(votes.values()) else None
@@ -711,6 +733,7 @@ class _Reader:
             cuda_errors=tuple(f.get("errors", ())),
             cublas_errors=tuple(f.get("cublas", ())),
             providers=tuple(f.get("providers", ())),
+            session_providers=tuple(f.get("sessions", ())),
             signals=tuple(f.get("signals", ())),
             timings=tuple(f.get("timings", ())),
             cut=cut,
@@ -771,6 +794,18 @@ def _provider_list(raw: str) -> list[str]:
             return inside
     hit = P.AFTER_HEADER.search(raw)
     return P.PROVIDER_NAME.findall(hit.group(1)) if hit else []
+
+
+def _session_list(raw: str) -> list[str]:
+    """The providers a line says a session uses ("get_providers() is: ['CPUExecutionProvider']", "Applied providers:
+    [...]"); never the providers code asks for (`providers=[...]`)."""
+    if not P.SESSION_LIST.search(raw) or P.PROVIDERS_REQUESTED.search(raw):
+        return []
+    for content in P.BRACKETED.findall(raw):
+        inside = P.PROVIDER_NAME.findall(content)
+        if inside and P.NAMES_ONLY.fullmatch(P.PROVIDER_NAME.sub("", content)):
+            return inside
+    return []
 
 
 def _cut_provider_list(raw: str) -> str:

@@ -523,15 +523,20 @@ def cpu_and_gpu_installed(c: Case) -> list[Finding]:
         gpu_line = next((line for f, v, line in stated if f == "onnxruntime-gpu"), listed[0] if listed else "")
         found.append(c.finding("cpu-and-gpu-installed", title, (cpu_rows[0], gpu_line)))
     gpu_listed = next((d for d in ev.onnxruntime if d.is_gpu), None)
+    gpu_installed = ev.signal("gpu-installed") or ev.signal("uninstall-both")
     cpu_only = c_cpu_only(c)
-    if gpu_listed and cpu_only and not c.gpu_build and not found and not ev.jetson and ev.os != "darwin":
-        # onnxruntime-gpu's module always lists the CUDA provider (built in, whether CUDA loads or not): a list
-        # without it comes from the CPU package's files, installed over the GPU one's in the same folder
+    if (gpu_listed or gpu_installed) and cpu_only and not c.gpu_build and not found and not ev.jetson:
+        # onnxruntime-gpu's module always lists the CUDA provider (built in, whether CUDA loads or not): where it was
+        # installed (listed, installed by the user's command, or said so), a list without it comes from the CPU
+        # package's files, installed over the GPU one's in the same folder
+        shown = f"onnxruntime-gpu {gpu_listed.version} is installed" if gpu_listed else "onnxruntime-gpu was installed"
         title = (
-            f"onnxruntime-gpu {gpu_listed.version} is installed, but the onnxruntime that runs has no CUDA provider "
-            "(the GPU package always lists it): the CPU package's files replaced its own"
+            f"{shown}, but the onnxruntime that runs has no CUDA provider (the GPU package always lists it): the CPU "
+            "package's files replaced its own"
         )
-        found.append(c.finding("cpu-and-gpu-installed", title, (gpu_listed.location or "", cpu_only.line)))
+        where = gpu_listed.location or "" if gpu_listed else gpu_installed.line if gpu_installed else ""
+        if ev.os != "darwin":
+            found.append(c.finding("cpu-and-gpu-installed", title, (where, cpu_only.line)))
     if ev.signal("autoupdate-cpu") and _gpu_package_named(c):
         title = "the CPU onnxruntime package was installed beside onnxruntime-gpu (their files share one folder)"
         found.append(

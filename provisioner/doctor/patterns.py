@@ -160,6 +160,16 @@ TENSORRT_FAILED = _compile(
 # onnxruntime's Python fallback: "EP Error ... when using ['X', ...]" then "Falling back to ['Y', ...] and retrying."
 WHEN_USING = _compile(r"when using \[([^\]\n]{0,300})\]", re.I)
 FALLING_BACK = _compile(r"Falling back to \[([^\]\n]{0,300})\]", re.I)
+# a provider list said in words: "only Azure and CPU as the execution providers", "get_available_providers() only
+# shows CPUExecutionProvider" (read on a line about the available providers, or naming Azure's: a CPU build's list)
+_CPU_OR_AZURE = r"'?(?:Azure|CPU)(?:ExecutionProvider|EP)?'?"
+PROSE_CPU_LIST = _compile(
+    rf"\b(?:only|just)\s(?:the\s)?(?:(?:shows?|lists?|returns?|gives?|has|have|get|see)\s)?\[?{_CPU_OR_AZURE}"
+    rf"(?:\s?(?:and|&|,)\s?{_CPU_OR_AZURE})?\]?(?:\s(?:as\s)?(?:the\s)?(?:execution\s)?providers?\b|\s?$|[,.;)]|"
+    r"\s(?:even|although|though|but|while|despite|instead|when|and\snot|no\s)\b)|"
+    rf"providers?\s(?:is|are)\s(?:only|just)\s\[?{_CPU_OR_AZURE}",
+    re.I,
+)
 CUDA_APPLIED = _compile(
     r"(?:Applied|Current|Using|session) providers?:?\s{0,3}\[\s{0,3}'CUDAExecutionProvider'",
     re.I,
@@ -201,7 +211,12 @@ AUTOUPDATE_CPU = _compile(
 DEVICE_CALL = _compile(r"get_device\(\)\s{0,3}\)?\s{0,3}$", re.I)
 DEVICE_ANSWER = _compile(r"^['\"]?(CPU|GPU)['\"]?$")
 # a requirements list or a listing with bare names: one line "onnxruntime", another "onnxruntime-gpu"
-BARE_CPU_ROW = _compile(r"^[-*+\s]{0,4}onnxruntime\s{0,2}(?:[<>=~!]=?\s{0,2}[\d.*]{1,20})?\s{0,4}$", re.I)
+# (requirements.txt; pyproject's `onnxruntime = "^1.16"` or `"onnxruntime>=1.16",`)
+BARE_CPU_ROW = _compile(
+    r"^[-*+\s]{0,4}onnxruntime\s{0,2}(?:[<>=~!]=?\s{0,2}[\d.*]{1,20})?\s{0,4}$|"
+    r"^\s{0,8}onnxruntime\s{0,2}=\s{0,2}[\"'{]|^\s{0,8}[\"']onnxruntime(?:\s{0,2}[<>=~!^][^\"'\n]{0,30})?[\"'],?\s{0,4}$",
+    re.I,
+)
 # the fix that worked: removing the CPU package (while onnxruntime-gpu stays)
 CPU_REMOVED_FIXED = _compile(
     r"uninstall\w{0,3}[^\n]{0,30}(?<![A-Za-z0-9])onnxruntime(?![-_.A-Za-z0-9])[^\n]{0,80}(?:fix|solv|work|resolv)|"
@@ -228,11 +243,44 @@ GPU_UNUSED = _compile(
 )
 # the JavaScript package (onnxruntime-node): its CUDA provider is a part of the Linux x64 package only
 NODE_PACKAGE = _compile(r"onnxruntime-node\b", re.I)
+# the GPU package installed where the program runs: an install command of it (a line of its own, as typed), or the
+# user saying so ("I installed onnxruntime-gpu 1.17", "onnxruntime-gpu is installed", "已安装onnxruntime-gpu")
+_GPU_PKG = r"onnxruntime[-_]gpu"
+GPU_INSTALLED = _compile(
+    r"^[$>#%!]{0,2}\s{0,3}(?:\([\w.-]{1,40}\)\s{1,3}){0,2}(?:[\w.:\\/~-]{0,80}[>$#]\s{0,2})?"
+    r"(?:python3?(?:\.exe)?\s{1,3}-m\s{1,3})?(?:pip3?|uv pip|uv|poetry|conda|mamba|pdm|pipenv)\s{1,3}(?:install|add)\s"
+    rf"(?:[^\n]{{0,80}}\s)?[\"']?{_GPU_PKG}|"
+    r"\bI(?:'ve|'d| have| had)?\s(?:\w{1,12}\s){0,2}(?:installed|reinstalled|re-installed|install|am using|use)\s"
+    rf"(?:the\s|latest\s){{0,2}}[`'\"]?{_GPU_PKG}|"
+    rf"{_GPU_PKG}[`'\"]?(?:\s?(?:==|v)?\s?\d{{1,2}}\.\d{{1,3}}(?:\.\d{{1,3}})?)?\s(?:is|was|has been|is already)\s"
+    r"(?:\w{1,12}\s)?installed|(?:已经?|已)?(?:安装|装)了?\s?onnxruntime[-_]gpu",
+    re.I,
+)
+# uninstalling both flavours in one command: both were installed (the fix for their clash)
+_PKG_ARG = r"(?:(?!and\b|then\b|install\b)[\w-]{1,30}\s{1,3}){0,3}"  # other package names or flags of the command
+UNINSTALL_BOTH = _compile(
+    rf"uninstall\s{{1,3}}{_PKG_ARG}(?:onnxruntime\s{{1,3}}{_PKG_ARG}onnxruntime[-_]gpu|"
+    rf"onnxruntime[-_]gpu\s{{1,3}}{_PKG_ARG}onnxruntime(?![-_.\w]))",
+    re.I,
+)
+# a check or advice naming the GPU package, not a statement that it is installed
+INSTALL_CHECK = _compile(
+    r"(?:check|make sure|ensure|verify|whether|if|please|should|need to|must)\s(?:that\s|if\s)?(?:the\s|you\s)?"
+    r"(?:\w{1,12}\s)?onnxruntime[-_]gpu",
+    re.I,
+)
 GPU_PACKAGE = _compile(r"onnxruntime[-_.]gpu|OnnxRuntime\.Gpu", re.I)  # the GPU package named (installed, tried)
 PROVIDER_NAME = _compile(r"\b(\w{2,20})ExecutionProvider\b")
 BRACKETED = _compile(r"[\[(]([^\[\]()\n]{0,600})[\])]")
 NAMES_ONLY = _compile(r"[\s>*•\-\[\](),.\"']{0,200}")  # what is left of a list once its names are taken out
 AVAILABLE = _compile(r"availab|可用|build has|available lists", re.I)
+# a session's providers (what it runs with), and the providers code asks for (a request, not a result)
+SESSION_LIST = _compile(
+    r"get_providers?\(\)|\bget_provider\b|session\w{0,12}\sproviders?|providers?\s(?:is|are|used|in use)\b|"
+    r"(?:Applied|Current|Using|selected|used|actual)\s(?:execution\s)?providers?|providers?\s(?:of|for) the session",
+    re.I,
+)
+PROVIDERS_REQUESTED = _compile(r"providers\s?=\s?\[|InferenceSession\(|set_providers\(|SessionOptions", re.I)
 AFTER_HEADER = _compile(r"providers?\s{0,3}(?:are|:|=)\s{0,3}([^\n]{0,600})$", re.I)
 
 # --- versions the log states ------------------------------------------------------------------------------------
@@ -306,7 +354,12 @@ PIP_HAS = _compile(
     r"Requirement already satisfied: (onnxruntime(?:[-_]gpu)?)(?:[=<>~!]{1,2}[\d.*]{1,20})? in [^\n(]{0,300}"
     r"(?:\(from [^\n()]{0,200}\)\s{0,3})?\((\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)\)|"
     # pipdeptree: "  - onnxruntime [required: Any, installed: 1.16.0]"
-    r"(onnxruntime(?:[-_]gpu)?) \[required: [^\]\n]{0,60}installed: (\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)",
+    r"(onnxruntime(?:[-_]gpu)?) \[required: [^\]\n]{0,60}installed: (\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)|"
+    # poetry: "  • Installing onnxruntime (1.16.3)", "  - Updating onnxruntime-gpu (1.15.1 -> 1.16.3)"
+    r"(?:Installing|Updating|Downgrading) (onnxruntime(?:[-_]gpu)?) \((?:[\w.]{1,20} -> )?"
+    r"(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)\)|"
+    # pdm: "  ✔ Install onnxruntime-gpu 1.16.3 successful"
+    r"Install (onnxruntime(?:[-_]gpu)?) (\d{1,4}\.\d{1,4}(?:\.\d{1,6})?) successful",
     re.I,
 )
 # both packages named as installed together: "installed both onnxruntime and onnxruntime-gpu", "pip install

@@ -209,9 +209,13 @@ def test_the_gpu_package_listed_beside_a_cpu_builds_provider_list_is_both_instal
     # onnxruntime-gpu's module always lists the CUDA provider: without it, the CPU package's files are what runs
     listed = "$ pip list | grep onnx\nonnxruntime-gpu      1.17.1\n>>> ort.get_available_providers()\n"
     assert codes(listed + "['AzureExecutionProvider', 'CPUExecutionProvider']")[0] == "cpu-and-gpu-installed"
-    # only said, not listed: the CPU package alone is as likely
-    said = "I installed onnxruntime-gpu 1.17.1\nAvailable providers: 'AzureExecutionProvider, CPUExecutionProvider'"
-    assert codes(said)[0] == "cpu-package-only"
+    # installed by the user's own command, or said installed: the same (the GPU module would list CUDA)
+    cpu_list = "\nAvailable providers: 'AzureExecutionProvider, CPUExecutionProvider'"
+    for installed in ("I installed onnxruntime-gpu 1.17.1", "(venv) $ pip install onnxruntime-gpu==1.17.1"):
+        assert codes(installed + cpu_list)[0] == "cpu-and-gpu-installed", installed
+    # only advised (an app's hint, a check to make): nothing says it is installed, the CPU package is what runs
+    for advice in ("Check onnxruntime-gpu is installed", "Please run pip install onnxruntime-gpu to use the GPU"):
+        assert codes(advice + cpu_list)[0] == "cpu-package-only", advice
 
 
 @pytest.mark.parametrize(
