@@ -582,13 +582,7 @@ class _Reader:
         self.wrapped = _cut_provider_list(raw)
         if P.GPU_BUILD.search(raw):
             self.signal("gpu-build", line)
-        if P.CPU_ONLY_BUILD.search(raw):
-            self.signal("cpu-only-build", line)
-        elif (
-            (hit := P.PROSE_CPU_LIST.search(raw))
-            and re.search(r"availab|azure", raw, re.I)
-            and not re.search(r"CUDA|Tensorrt", raw[hit.start() :], re.I)
-        ):
+        if P.CPU_ONLY_BUILD.search(raw) or _prose_cpu_list(raw):
             self.signal("cpu-only-build", line)
         if P.CUDA_APPLIED.search(raw):
             self.signal("cuda-applied", line)
@@ -794,6 +788,14 @@ def _provider_list(raw: str) -> list[str]:
             return inside
     hit = P.AFTER_HEADER.search(raw)
     return P.PROVIDER_NAME.findall(hit.group(1)) if hit else []
+
+
+def _prose_cpu_list(raw: str) -> bool:
+    """A CPU build's provider list said in words, on a line about the available providers or naming Azure's."""
+    hit = P.PROSE_CPU_LIST.search(raw)
+    return bool(
+        hit and re.search(r"availab|azure", raw, re.I) and not re.search(r"CUDA|Tensorrt", raw[hit.start() :], re.I)
+    )
 
 
 def _session_list(raw: str) -> list[str]:
