@@ -264,6 +264,7 @@ class _Reader:
         self.columns: tuple[list[str], int] | None = None  # a markdown table's header cells and where
         self.device_call = False  # the previous line called get_device() (a REPL: its answer follows)
         self.ort_frame = -10  # where a traceback last showed onnxruntime's native module being imported
+        self.trt_ran = False  # the last EP Error was TensorRT failing on the model (it loaded), not failing to load
         self.fetched: set[str] = set()  # onnxruntime flavours pip fetched or installed
         self.both_fetched = False
 
@@ -290,7 +291,7 @@ class _Reader:
             self.libraries(raw, line)
         if digits or "cuda" in lower or "cublas" in lower or "error" in lower:
             self.errors(raw, line, lower)
-        if "provider" in lower or "cuda" in lower or "gpu" in lower or "cpu" in lower or "build" in lower:
+        if any(word in lower for word in ("provider", "cuda", "gpu", "cpu", "build", "tensorrt", "ep error")):
             self.providers(raw, line)
         self.symptoms(raw, line)
         if "cud" in lower:
@@ -586,7 +587,10 @@ class _Reader:
             self.signal("cpu-only-build", line)
         if P.CUDA_APPLIED.search(raw):
             self.signal("cuda-applied", line)
-        if P.TENSORRT_FAILED.search(raw):
+        trt_ran = bool(P.TENSORRT_RAN.search(raw)) and not P.TENSORRT_LOAD.search(raw)
+        if "EP Error" in raw or "TensorRT" in raw:
+            self.trt_ran = trt_ran or (self.trt_ran and "when using" in raw)
+        if P.TENSORRT_FAILED.search(raw) and not trt_ran:
             self.signal("tensorrt-provider-failed", line)
         if hit := P.PROVIDER_FAILED.search(raw):
             which = next((g for g in hit.groups() if g), "cuda").lower()
@@ -599,9 +603,10 @@ class _Reader:
             tried = self.using if self.using is not None else "CUDAExecutionProvider"
             if "CUDA" in tried and "CUDA" not in hit.group(1):
                 self.signal("provider-failed", line)
-            elif "Tensorrt" in tried and "Tensorrt" not in hit.group(1):
+            elif "Tensorrt" in tried and "Tensorrt" not in hit.group(1) and not self.trt_ran:
                 self.signal("tensorrt-provider-failed", line)
             self.using = None
+            self.trt_ran = False
 
     def symptoms(self, raw: str, line: str) -> None:
         for pattern, name in (

@@ -157,6 +157,18 @@ TENSORRT_FAILED = _compile(
     r"when using \['TensorrtExecutionProvider'\]|onnxruntime_providers_tensorrt",
     re.I,
 )
+# TensorRT ran and failed on the model (an engine it could not build, a runtime error): TensorRT is there, so this is
+# no missing TensorRT; its loading failing (the provider's library, libnvinfer, "Please install TensorRT") is
+TENSORRT_RAN = _compile(
+    r"(?:failed to|could not|unable to|cannot) (?:create|build|deserialize) (?:the )?engine|engine from network|"
+    r"TensorRT EP (?:failed|could not|execution context|input)|enqueue|Exception during initialization|"
+    r"Assertion[^\n]{0,40}failed|TensorRT[^\n]{0,40}(?:unsupported|does not support|not supported)",
+    re.I,
+)
+TENSORRT_LOAD = _compile(
+    r"Failed to load|LoadLibrary|cannot open|install TensorRT|nvinfer|ProviderLibrary::Get|error 126|not found",
+    re.I,
+)
 # onnxruntime's Python fallback: "EP Error ... when using ['X', ...]" then "Falling back to ['Y', ...] and retrying."
 WHEN_USING = _compile(r"when using \[([^\]\n]{0,300})\]", re.I)
 FALLING_BACK = _compile(r"Falling back to \[([^\]\n]{0,300})\]", re.I)
