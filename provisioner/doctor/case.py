@@ -8,6 +8,7 @@ was loaded), and which CUDA major needs a given library file (from the builds' l
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from provisioner.matrix.model import Matrix, OrtBuild
 
 LIBRARY_EVIDENCE = 6  # lines a finding keeps
+_CUDA_FAMILIES = frozenset({"cudnn", "cublas", "cublasLt", "cudart", "cufft", "curand", "nvrtc"})
+_OTHER_FRAMEWORK = re.compile(r"tensorflow|torch|paddle|ctranslate|dynamic library", re.I)
 
 
 def version_major(version: str | None) -> int | None:
@@ -53,7 +56,13 @@ class Case:
     def gpu_build(self) -> Seen | None:
         """A line proving the GPU build is installed: its CUDA provider library was loaded (and failed for a
         dependency, or reported a CUDA error), or ONNX Runtime tried to create the CUDA provider."""
-        return self.ev.signal("gpu-build")
+        if said := self.ev.signal("gpu-build"):
+            return said
+        # a CPU build never loads CUDA's libraries: one it failed to load (not a framework's) proves a GPU build
+        for error in self.ev.load_errors:
+            if error.family in _CUDA_FAMILIES and not _OTHER_FRAMEWORK.search(error.line):
+                return Seen("gpu-build", error.line)
+        return None
 
     @cached_property
     def builds(self) -> tuple[OrtBuild, ...]:

@@ -265,6 +265,7 @@ class _Reader:
         self.device_call = False  # the previous line called get_device() (a REPL: its answer follows)
         self.ort_frame = -10  # where a traceback last showed onnxruntime's native module being imported
         self.trt_ran = False  # the last EP Error was TensorRT failing on the model (it loaded), not failing to load
+        self.python_caller = False  # the program is Python (a traceback, pip, site-packages, import onnxruntime)
         self.fetched: set[str] = set()  # onnxruntime flavours pip fetched or installed
         self.both_fetched = False
 
@@ -341,6 +342,9 @@ class _Reader:
         if self.python_version is None and (hit := P.PYTHON.search(raw)):
             g = hit.groups()
             self.python_version = g[0] or g[1] or (f"3.{g[2]}" if g[2] else f"3.{g[3]}")
+        if not self.python_caller and P.PYTHON_CALLER.search(raw):
+            self.python_caller = True
+            self.signal("python", line)
         if P.PYTHON_32BIT.search(raw) and re.search(r"python|bit|platform|architecture|win32", raw, re.I):
             self.signal("python-32bit", line)
 
@@ -454,6 +458,11 @@ class _Reader:
             self.signal("both-packages", line)
 
     def versions(self, raw: str, line: str, lower: str) -> None:
+        if hit := P.RUNTIME_API.search(raw):
+            self.add("cuda", Seen(hit.group(1), line))
+        if (hit := P.DRIVER_API.search(raw)) and (self.driver is None or not self.driver.cuda_version):
+            version = self.driver.version if self.driver else None
+            self.driver, self.driver_line = DriverInfo(True, version, hit.group(1), "log"), line
         for hit in P.REQUIRE.finditer(raw):
             self.add("cudnn_required", Seen(hit.group(1), line))
             self.add("required", Seen(hit.group(2), line))
@@ -504,6 +513,8 @@ class _Reader:
 
     def libraries(self, raw: str, line: str) -> None:
         seen: set[str] = set()
+        if P.HYPOTHETICAL.search(raw):
+            return  # an error described as an example, not one this log shows
         for pattern in P.LOADER_AND_MISSING:
             for hit in pattern.finditer(raw):
                 loader, missing = hit.group(1), hit.group(2)
@@ -531,8 +542,11 @@ class _Reader:
             self.signal("bad-image", line)
         if P.PYBIND_IMPORT.search(raw):
             self.signal("pybind-import-failed", line)
-        if P.ZLIBWAPI.search(raw):
+        if P.ZLIBWAPI.search(raw) and not P.SPECULATION.search(raw):
             self.signal("zlibwapi-named", line)
+        if other := P.VERSION_NOT_DEFINED.search(raw):
+            self.signal("other-copy-first", line)
+            self.add("files", Seen(other.group(1), line))
         if P.WINDOWS_ABORT.search(raw):
             self.signal("windows-abort", line)
         if P.CUDNN8_FAULT.search(raw):
@@ -540,6 +554,8 @@ class _Reader:
 
     def on_disk(self, raw: str, line: str) -> None:
         """Library files a listing shows present (find, ls, locate, dir): never on a line that reports an error."""
+        for hit in P.LIBRARY_PRESENT.finditer(raw):
+            self.add("files", Seen(hit.group(1), line))
         if P.NOT_FOUND_WORDS.search(raw) or P.COMMAND_LINE.search(raw):
             return
         for hit in P.FILE_ON_DISK.finditer(raw):
@@ -549,7 +565,8 @@ class _Reader:
         if filename.lower() in seen:
             return
         seen.add(filename.lower())
-        self.add("loads", LoadError(filename, library_family(filename), major_of(filename), line, needed_by))
+        family = library_family(filename) or library_family(re.sub(r"^lib_", "lib", filename))  # "lib_cudnn_adv.so.9"
+        self.add("loads", LoadError(filename, family, major_of(filename), line, needed_by))
 
     def errors(self, raw: str, line: str, lower: str) -> None:
         for name in P.CUDA_ERROR_NAME.findall(raw):
@@ -593,8 +610,12 @@ class _Reader:
         if P.TENSORRT_FAILED.search(raw) and not trt_ran:
             self.signal("tensorrt-provider-failed", line)
         if hit := P.PROVIDER_FAILED.search(raw):
-            which = next((g for g in hit.groups() if g), "cuda").lower()
-            if which != "tensorrt":
+            which = next((g for g in hit.groups() if g), None)
+            if which is None:  # the message names no provider itself: the line does
+                which = (
+                    "tensorrt" if re.search(r"tensorrt", raw, re.I) and not re.search(r"cuda", raw, re.I) else "cuda"
+                )
+            if which.lower() != "tensorrt":
                 self.signal("provider-failed", line)
         if hit := P.WHEN_USING.search(raw):
             self.using = hit.group(1)
@@ -616,6 +637,10 @@ class _Reader:
             (P.CONTAINER_TOOLKIT, "container-toolkit"),
             (P.NO_GPU_RUNTIME, "no-gpu-runtime"),
             (P.NVML_UNKNOWN, "nvml-unknown"),
+            (P.DEVICE_ID_INVALID, "device-invalid"),
+            (P.AUTOUPDATE_FAILED, "autoupdate-failed"),
+            (P.CUDA_CALL_ERROR, "cuda-call-error"),
+            (P.TORCH_NO_CUDA, "torch-no-cuda"),
             (P.OOM, "out-of-memory"),
             (P.CONTEXT, "context-conflict"),
             (P.CUDNN_STATUS, "cudnn-status"),
@@ -626,7 +651,9 @@ class _Reader:
         ):
             if pattern.search(raw):
                 self.signal(name, line)
-        if P.DIFFER.search(raw) and re.search(r"gpu|cuda|cpu|显卡", raw, re.I):
+        if P.INIT_FAILED.search(raw) and re.search(r"CUDNN failure|CUDNN_STATUS|CUDNN error", raw, re.I):
+            self.signal("cudnn-init-failed", line)
+        if P.DIFFER.search(raw) and re.search(r"gpu|cuda|cpu|显卡|provider", raw, re.I):
             self.signal("results-differ", line)
         if P.TINY_DIFFERENCE.search(raw):
             self.signal("tiny-difference", line)
@@ -697,6 +724,9 @@ class _Reader:
     def evidence(self, cut: bool) -> LogEvidence:
         self.session_fallback()
         f = self.f
+        signals = f.get("signals", [])
+        if any(s.value == "autoupdate-failed" for s in signals):  # the AutoUpdate installed nothing
+            f["signals"] = [s for s in signals if s.value != "autoupdate-cpu"]
         votes = self.os_votes
         os_name = max(votes, key=lambda k: votes[k]) if any(votes.values()) else None
         environment = RuntimeEnvironment(

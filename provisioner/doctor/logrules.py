@@ -337,7 +337,14 @@ def no_wheel_for_platform(c: Case) -> list[Finding]:
     if ev.os == "darwin" and (cpu_only or c.gpu_build or any(d.is_gpu for d in ev.onnxruntime)):
         title = "onnxruntime-gpu has no macOS wheels (no CUDA on macOS)"
         return [c.finding("no-wheel-for-platform", title, ev.environment_lines or ev.lines("cpu-only-build"))]
-    if cpu_only and ev.jetson and not c.gpu_build and not (ev.signal("autoupdate-cpu") and _gpu_package_named(c)):
+    python = ev.python_version or ev.signal("python")  # PyPI's wheels: a C, Go or Rust caller brings its own library
+    if (
+        cpu_only
+        and ev.jetson
+        and python
+        and not c.gpu_build
+        and not (ev.signal("autoupdate-cpu") and _gpu_package_named(c))
+    ):
         title = (
             "PyPI's onnxruntime(-gpu) for Jetson (aarch64) has no CUDA provider: Jetson needs NVIDIA's Jetson Zoo "
             "wheels"
@@ -414,6 +421,13 @@ def gpu_hidden(c: Case) -> list[Finding]:
     if "cudaErrorOperatingSystem" in c.errors and ev.environment.container:
         title = f"CUDA may not use the device inside this {ev.environment.container} container (error 304)"
         found.append(c.finding("gpu-hidden", title, (c.errors["cudaErrorOperatingSystem"], *ev.environment_lines[:1])))
+    if invalid := ev.signal("device-invalid"):
+        title = "the GPU device asked for does not exist for this process (no GPU is visible to it)"
+        found.append(c.finding("gpu-hidden", title, (invalid.line, *ev.environment_lines[:1])))
+    failing = c.errors or ev.signal("cuda-call-error") or ev.signal("provider-failed")
+    if ev.environment.container and (torch := ev.signal("torch-no-cuda")) and failing:
+        title = f"CUDA sees no GPU inside this {ev.environment.container} container (torch too): no GPU was passed in"
+        found.append(c.finding("gpu-hidden", title, (torch.line, *ev.environment_lines[:1])))
     if runtime := ev.signal("no-gpu-runtime"):
         title = "docker has no GPU runtime: the NVIDIA container toolkit is not installed or not configured on the host"
         found.append(c.finding("gpu-hidden", title, (runtime.line,)))
@@ -448,6 +462,12 @@ def driver_too_old(c: Case) -> list[Finding]:
     if ev.signal("driver-old") and verdict is None and not ev.signal("driver-absent"):
         title = "the log says the NVIDIA driver is too old for this CUDA build"
         found.append(c.finding("driver-too-old", title, ev.lines("driver-old")))
+    if "cudaErrorUnsupportedPtxVersion" in c.errors:
+        title = (
+            "the driver cannot JIT-compile the library's PTX (CUDA error 222): the PTX was made by a newer CUDA than "
+            "the driver supports"
+        )
+        found.append(c.finding("driver-too-old", title, (c.errors["cudaErrorUnsupportedPtxVersion"], ev.driver_line)))
     driver_says = ev.driver.cuda_version if ev.driver else None
     driver_cuda = version_major(driver_says) if driver_says else None
     if driver_cuda is not None and c.build_cuda and driver_cuda < c.build_cuda[0]:
@@ -559,6 +579,11 @@ def cuda_major_mismatch(c: Case) -> list[Finding]:
     found = [f for f in library_findings(c) if f.code == "cuda-major-mismatch"]
     if (unnamed := unnamed_dependency(c)) is not None and unnamed.code == "cuda-major-mismatch":
         found.append(unnamed)
+    unused = c.ev.signal("gpu-unused")
+    if not found and unused and not c.ev.load_errors and (mismatch := build_mismatch(c)):
+        # no failure line, but the GPU is not used and the build needs a major the log shows another of
+        title, used = mismatch
+        found.append(c.finding("cuda-major-mismatch", title, (unused.line, *used)))
     if c.ev.signal("torch-other-cuda"):
         title = "the torch beside onnxruntime-gpu brings CUDA libraries of another major than the build's"
         found.append(c.finding("cuda-major-mismatch", title, c.ev.lines("torch-other-cuda")))
@@ -569,9 +594,13 @@ def cudnn_missing(c: Case) -> list[Finding]:
     found = [f for f in library_findings(c) if f.code == "cudnn-missing"]
     if (unnamed := unnamed_dependency(c)) is not None and unnamed.code == "cudnn-missing":
         found.append(unnamed)
-    if c.ev.signal("cudnn-status"):
+    if (fault := c.ev.signal("cudnn8-fault")) and (said := c.ev.signal("cudnn-absent-said")):
+        title = "the program faulted inside cuDNN, and the log says cuDNN was not installed (properly)"
+        found.append(c.finding("cudnn-missing", title, (fault.line, said.line), "cudnn"))
+    if c.ev.signal("cudnn-status") or c.ev.signal("cudnn-init-failed"):
         title = "cuDNN could not be initialised (missing, incomplete or mismatched)"
-        found.append(c.finding("cudnn-missing", title, c.ev.lines("cudnn-status"), "cudnn"))
+        lines = c.ev.lines("cudnn-status") + c.ev.lines("cudnn-init-failed")
+        found.append(c.finding("cudnn-missing", title, lines, "cudnn"))
     return found
 
 
@@ -584,6 +613,9 @@ def cuda_library_missing(c: Case) -> list[Finding]:
 
 def library_not_on_path(c: Case) -> list[Finding]:
     found = [f for f in library_findings(c) if f.code == "library-not-on-path"]
+    if other := c.ev.signal("other-copy-first"):
+        title = "another build's copy of a library is found first: the right one is not first on the loader's path"
+        found.append(c.finding("library-not-on-path", title, (other.line,)))
     if said := c.ev.signal("not-on-path-said"):
         library = "cudnn" if "cudnn" in said.line.lower() else None
         title = "the CUDA libraries are installed but not on the loader's path (the log says so)"
@@ -627,7 +659,8 @@ def zlibwapi_missing(c: Case) -> list[Finding]:
             "the process aborted (0xC0000409) on Windows with cuDNN 8: cuDNN 8.3+ does so when zlibwapi.dll is missing"
         )
         found.append(c.finding("zlibwapi-missing", title, (abort.line, cudnn8)))
-    if not found and c.ev.signal("cudnn8-fault") and not c.ev.load_errors and not c.ev.loading:
+    fault = c.ev.signal("cudnn8-fault") and not c.ev.load_errors and not c.ev.loading
+    if not found and fault and not c.ev.signal("cudnn-absent-said"):
         title = (
             "the process faulted inside cuDNN 8 on Windows: cuDNN 8.3+ aborts in its first convolution when "
             "zlibwapi.dll is missing"
@@ -698,6 +731,9 @@ def gpu_provider_failed(c: Case) -> list[Finding]:
         if ev.signal("node-failed"):
             title = "a CUDA kernel of ONNX Runtime failed while running a node (the CUDA provider itself loaded)"
             return [c.finding("gpu-provider-failed", title, ev.lines("node-failed"))]
+        if ev.signal("cuda-call-error"):
+            title = "a CUDA, cuBLAS or cuDNN call of ONNX Runtime's CUDA provider failed"
+            return [c.finding("gpu-provider-failed", title, ev.lines("cuda-call-error"))]
         return []
     need = ""
     if c.build_cuda and c.build_cudnn and ev.cudnn_required:

@@ -44,6 +44,13 @@ MISSING = (
     _compile(rf"error while loading shared libraries: (?<![\w.+-])({SO})", re.I),
     _compile(rf"(?<![\w.+-])({SO})\s{{0,4}}=>\s{{0,4}}not found", re.I),  # ldd
     _compile(rf"{Q}(?<![\w.+-])([\w.+-]{{1,120}}\.dll){Q} (?:not found|was not found)", re.I),
+    # TensorFlow-style "Could not load dynamic library 'libnvinfer.so.5'": that very file
+    _compile(rf"Could not load dynamic library {Q}?(?<![\w.+-])({LIB})", re.I),
+    _compile(
+        rf"(?<![\w.+-])({LIB}){Q}?\s(?:in\s[\w ]{{1,20}}\s)?(?:could not|cannot|can'?t|couldn'?t) be "
+        r"(?:found|located|loaded)",
+        re.I,
+    ),
     _compile(
         r"\b(?<![\w.+-])([\w.+-]{1,120}\.dll) (?:was not found|is missing|could not be found|not found|missing\b)",
         re.I,
@@ -89,7 +96,7 @@ DLL_INIT = _compile(
     re.I,
 )
 MODULE_NOT_FOUND = _compile(
-    r"LoadLibrary failed with error 126|error 126\b|Error code 126\b|The specified module could not be found|"
+    r"LoadLibrary failed with error 126|error 126\b|Error code:? 126\b|The specified module could not be found|"
     r"找不到指定的模块|指定されたモジュールが見つかりません|"
     # the native module did not load (old releases only warned), so its names are missing: a dependency is
     rf"cannot import name {Q}\w{{1,40}}{Q} from {Q}onnxruntime\.capi\._pybind_state",
@@ -115,7 +122,8 @@ WINDOWS_ABORT = _compile(
 # the process faulted inside a cuDNN 8 DLL (Windows' event log, a debugger, the user's words): cuDNN 8.3+ aborts in
 # its first convolution when zlibwapi.dll is missing
 CUDNN8_FAULT = _compile(
-    r"(?:Faulting module (?:name|path)|Unhandled exception|未经处理的异常|Exception code|crash\w{0,3}|异常|崩溃|"
+    r"(?:Faulting module (?:name|path)|Unhandled exception|未经处理的异常|Exception code|Exception thrown at|"
+    r"crash\w{0,3}|异常|崩溃|"
     r"报错出现)[^\n]{0,160}?(?<![\w.+-])(cudnn\w{0,24}64_8\.dll)|"
     r"(?<![\w.+-])(cudnn\w{0,24}64_8\.dll)[^\n]{0,40}(?:crash|异常|崩溃)",
     re.I,
@@ -144,11 +152,12 @@ GPU_BUILD = _compile(
 )
 PROVIDER_FAILED = _compile(
     r"Failed to create (CUDA|Tensorrt)ExecutionProvider|Failed to load (?:library|shared library)[^\n]{0,200}"
-    r"onnxruntime_providers_(cuda|tensorrt)|OrtSessionOptionsAppendExecutionProvider_(Cuda|Tensorrt)\w{0,4}: "
+    r"onnxruntime_providers_(cuda|tensorrt)|(?:Ort)?SessionOptionsAppendExecutionProvider_(Cuda|Tensorrt)\w{0,4}: "
     r"Failed to load shared library|Attempt to set CUDAExecutionProvider failed|"
     r"CUDA_PATH is set but CUDA wasn'?t able to be loaded|"
     r"(?:Current|Applied) providers: \['CPUExecutionProvider'\]|"
-    r"Failed to load shared library|onnxruntime_providers_(cuda|tensorrt)\.dll|"
+    r"Failed to load shared library|"
+    r"(?:fail\w{0,3}|cannot|can'?t|could not|unable to|error)[^\n]{0,60}onnxruntime_providers_(cuda|tensorrt)\.dll|"
     r"Failed to start ONNX Runtime with CUDA|registering `?CUDAExecutionProvider`?[^\n]{0,20}(?:failed|error)",
     re.I,
 )
@@ -189,6 +198,7 @@ CUDA_APPLIED = _compile(
 CPU_ONLY_BUILD = _compile(
     r"(?:CUDA|GPU)(?: execution provider)? is not enabled in this build|CUDA execution provider is not enabled|"
     r"not (?:compiled|built) with (?:CUDA|GPU)|compile (?:it )?with GPU|with GPU support|"
+    r"compile ONNX ?Runtime with (?:CUDA|GPU)|"
     r"invalid choice: 'cuda' \(choose from 'cpu'\)|"
     # onnxruntime-node without its CUDA provider: "[cuda] backend not found", "invalid backend name: cuda"
     r"\[cuda\] backend not found|invalid backend name: '?cuda\b|"
@@ -250,7 +260,8 @@ GPU_UNUSED = _compile(
     r"(?:runs?|running|only)\s(?:\w{1,12}\s){0,2}on\s(?:the\s)?CPU|"
     r"CUDA(?:ExecutionProvider)?\s(?:is\s)?not\s(?:available|found|listed)|"
     r"(?:use|using|uses|runs? on|running on)\s(?:the\s|my\s)?CPU\s(?:instead of|rather than)\s(?:the\s|my\s)?GPU|"
-    r"用的是\s?CPU|只(?:能)?用\s?CPU|(?:没有|没|未)(?:使用|用上?|调用)\s?GPU|GPU\s?(?:没有|没|未)(?:被)?(?:使用|调用|利用)",
+    r"用的是\s?CPU|只(?:能)?用\s?CPU|(?:没有|没|未)(?:使用|用上?|调用)\s?GPU|GPU\s?(?:没有|没|未)(?:被)?(?:使用|调用|利用)|"
+    r"(?:无法|不能)(?:使用|用)\s?GPU|GPU\s?不可用",
     re.I,
 )
 # the JavaScript package (onnxruntime-node): its CUDA provider is a part of the Linux x64 package only
@@ -337,6 +348,10 @@ NVCC = _compile(
     r"|cuda[ _]?(?:version)?:?\s?|cuda\s?(?:is|=|==)\s?)(\d{1,2}\.\d)\b",
     re.I,
 )
+# a framework's report of the CUDA runtime it runs with, and of the driver's ("Driver API Version: 11.2, Runtime API
+# Version: 10.1", Paddle; "CUDA runtime version: 11.8", "CUDA Runtime Version = 11080")
+RUNTIME_API = _compile(r"Runtime (?:API )?Version\s{0,2}[:=]\s{0,2}(\d{1,2}\.\d{1,2})\b", re.I)
+DRIVER_API = _compile(r"Driver API Version\s{0,2}[:=]\s{0,2}(\d{1,2}\.\d{1,2})\b", re.I)
 TORCH_CUDA = _compile(r"\btorch[\s=:-]{1,20}\d{1,2}\.\d{1,2}(?:\.\d{1,3})?\+cu(\d{2,3})\b|\+cu(\d{2,3})\b", re.I)
 CUDNN_STATED = _compile(
     r"cu?dnn(?:\s{0,3}(?:version|ver\.?|v)?\s{0,3}[:=]{0,2}\s{0,3}|[\w-]{0,12}\s{1,3})(\d{1,2}(?:\.\d{1,3}){0,3}|\d{4,5})"
@@ -413,7 +428,10 @@ PIP_SHOW_NAME = _compile(r"^Name:\s{0,4}(onnxruntime(?:[-_]gpu)?)\s{0,4}$", re.I
 PIP_SHOW_VERSION = _compile(r"^Version:\s{0,4}(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)", re.I)
 
 # the user says cuDNN / the CUDA toolkit is not installed ("I installed CUDA 12.4 but not cuDNN", "没有安装cudnn")
-_NOT_INSTALLED = r"(?:did ?n[o']?t|have ?n[o']?t|never|not yet)\s(?:\w{1,12}\s){0,2}install\w{0,3}\s(?:the\s|any\s)?"
+_NOT_INSTALLED = (
+    r"(?:did ?n[o']?t|have ?n[o']?t|had ?n[o']?t|has ?n[o']?t|never|not yet)\s(?:\w{1,12}\s){0,2}install\w{0,3}\s"
+    r"(?:the\s|any\s)?"
+)
 CUDNN_ABSENT_SAID = _compile(
     rf"{_NOT_INSTALLED}cu?DNN|\bbut not (?:the )?cu?DNN\b|\bcu?DNN\s(?:is|was|isn'?t)?\s?(?:not\s)?(?:installed\s)?"
     r"(?:not installed|missing)|\bno cu?DNN\b|without (?:installing )?cu?DNN|(?:没有?|未)(?:安装|装)\s?cu?dnn|"
@@ -421,7 +439,9 @@ CUDNN_ABSENT_SAID = _compile(
     re.I,
 )
 CUDA_ABSENT_SAID = _compile(
-    rf"{_NOT_INSTALLED}CUDA(?![-_\w])|\bCUDA(?: toolkit)?\s(?:is|was)?\s?not installed|\bno CUDA toolkit|"
+    rf"{_NOT_INSTALLED}CUDA(?![-_\w])|\bCUDA(?: toolkit)?\s(?:is|was)?\s?not installed|"
+    r"\bno (?:NVIDIA )?CUDA (?:toolkit|runtime|libraries|installed)|"
+    r"CUDA (?:shared )?libraries are not (?:available|installed)|"
     r"without (?:installing )?(?:the )?CUDA toolkit|(?:没有?|未)(?:安装|装)\s?CUDA|CUDA\s?(?:没有?|未)(?:安装|装)",
     re.I,
 )
@@ -432,7 +452,12 @@ DRIVER_ABSENT = _compile(
     r"(?:installed|loaded|found)|no NVIDIA (?:GPU|driver)|without an? NVIDIA|nvidia-smi: (?:command )?not found|"
     r"(?:do not|don't|doesn't|does not) have an? (?:NVIDIA |CUDA[- ]capable )?(?:GPU|graphics card)|"
     r"(?:no|without a) (?:dedicated |discrete )?(?:NVIDIA )?GPU (?:on|in) (?:this|my|the) (?:machine|computer|laptop|"
-    r"server|host)",
+    r"server|host)|"
+    # nvidia-smi cannot run, NVML or the kernel driver not loaded
+    r"(?:unable to|can'?t|cannot|could not|couldn'?t|not able to) (?:use|run|find|execute|call|start) "
+    r"[`'\"]?nvidia-smi|"
+    r"nvml error: driver not loaded|NVML: Driver Not Loaded|kernel driver does not appear to be running|"
+    r"/proc/driver/nvidia/version does not exist",
     re.I,
 )
 DRIVER_OLD = _compile(
@@ -465,6 +490,10 @@ CONTAINER_GPU = _compile(
     r"NVIDIA_VISIBLE_DEVICES|capabilities:\s{0,3}\[?\s{0,3}gpu|nvidia\.com/gpu|(?:singularity|apptainer)\s[^\n]{0,40}--nv\b",
     re.I,
 )
+# torch sees no CUDA device ("torch.cuda.is_available()" answered False)
+TORCH_NO_CUDA = _compile(
+    r"torch\.cuda\.is_available\(\)[^\n]{0,12}(?:False|returns? false)|CUDA available: False", re.I
+)
 WSL = _compile(r"\bWSL2?\b|microsoft-standard|/usr/lib/wsl", re.I)
 # the variable and its value: empty only when set so ("", '', nothing before the line's end), not "$GPU"
 VISIBLE = _compile(
@@ -492,6 +521,11 @@ ARM = _compile(r"\b(aarch64|arm64|ARM64|jetson|tegra|l4t|Orin|Xavier)\b", re.I)
 JETSON = _compile(r"\b(jetson|tegra|l4t|jetpack)\b", re.I)
 PYTHON = _compile(
     r"\bPython\s?(3\.\d{1,2})(?:\.\d{1,3})?\b|\bpython(3\.\d{1,2})\b|\bcp3(\d{1,2})\b|\\Python3(\d{1,2})\\", re.I
+)
+PYTHON_CALLER = _compile(
+    r"site-packages|Traceback \(most recent call last\)|\bpip3? (?:install|list|show|freeze)|import onnxruntime|"
+    r"\.py\b|\bpython3?(?:\.exe)?\b|onnxruntime_pybind11_state",
+    re.I,
 )
 PYTHON_32BIT = _compile(r"\b32[ -]?bit\b|\bwin32\b(?!\s*(?:api|error))|\bx86\b(?![_-]64)", re.I)
 
@@ -547,7 +581,7 @@ FORK = _compile(r"\bmultiprocessing\b|\bos\.fork\(|\bfork\(\)|\bProcess\(target=
 # a CUDA provider kernel failed while running a node (the provider loaded, one of its kernels failed)
 NODE_FAILED = _compile(
     r"(?:Non-zero status code returned while running|while running) \w{1,60} node[^\n]{0,300}"
-    r"(?:CUDA (?:failure|error)|CUDNN failure|CUDNN_STATUS|CUBLAS (?:failure|error)|CUBLAS_STATUS|cuda_call)",
+    r"(?:CUDA (?:failure|error)|CUDNN (?:failure|error)|CUDNN_STATUS|CUBLAS (?:failure|error)|CUBLAS_STATUS|cuda_call)",
     re.I,
 )
 # differences stated at the fourth decimal place or later, or as 1e-5 and smaller: float rounding, not a wrong result
@@ -566,6 +600,33 @@ NOT_ON_PATH_SAID = _compile(
     r"(?:cuda|cudnn)[^\n]{0,40}(?:没有|未)[^\n]{0,12}(?:加入|添加|加到)[^\n]{0,6}PATH",
     re.I,
 )
+# the device asked for does not exist for this process (no GPU visible: a container without one, CUDA_VISIBLE_DEVICES)
+DEVICE_ID_INVALID = _compile(
+    r"Failed to parse provider option \"?device_id|invalid device ordinal|cudaErrorInvalidDevice\b|"
+    r"Invalid device id|device_id[^\n]{0,30}(?:out of range|is invalid|not valid)",
+    re.I,
+)
+# a library of the same name but another build was found first: the right one is not first on the loader's path
+VERSION_NOT_DEFINED = _compile(rf"version {Q}?[\w.+-]{{1,80}}{Q}? not defined in file (?<![\w.+-])({LIB})", re.I)
+# a library said to be present: "libnvinfer.so.6 is located at TensorRT-*/lib"
+LIBRARY_PRESENT = _compile(
+    rf"(?<![\w.+-])({LIB}){Q}?\s(?:is|was|are)\s(?:\w{{1,10}}\s)?(?:located|present|installed|there)\s(?:at|in|under)\b",
+    re.I,
+)
+# a hypothetical error ("if it is showing Could not load ... 'libcudart.so.10.0', you need CUDA 10.0"): not this log's
+HYPOTHETICAL = _compile(r"\bif (?:it|you|the \w{1,20})(?:'re| are| is)? (?:\w{1,12} )?(?:show|see|get|say|print)", re.I)
+# a question or a guess naming a library: "Maybe zlibwapi.dll is missing?"
+SPECULATION = _compile(r"\b(?:maybe|perhaps|possibly|might|could it be|is it)\b[^\n]{0,80}\?|\?\s{0,3}$", re.I)
+# ultralytics' AutoUpdate failing: nothing was installed
+AUTOUPDATE_FAILED = _compile(
+    r"Retry \d/\d failed|AutoUpdate[^\n]{0,40}failed|returned non-zero exit status|pip: command not found", re.I
+)
+# a CUDA, cuBLAS or cuDNN call of ONNX Runtime's CUDA provider failed (any status; the rules name the known ones)
+CUDA_CALL_ERROR = _compile(
+    r"cuda_call\.cc|CudaCall|(?:CUDA|CUBLAS|CUDNN|CUFFT|CURAND) failure \d|(?:CUDNN|CUBLAS) error executing", re.I
+)
+# a session could not be initialised (its providers' set-up failed)
+INIT_FAILED = _compile(r"Exception during initialization|cudnnCreate|cublasCreate", re.I)
 CONTAINER_TOOLKIT = _compile(r"nvidia-container-cli|nvidia-container-runtime|OCI runtime create failed", re.I)
 # docker has no GPU runtime (the NVIDIA container toolkit is not installed or not configured on the host)
 NO_GPU_RUNTIME = _compile(
@@ -590,14 +651,16 @@ CUDNN_STATUS = _compile(
 NODES_ON_CPU = _compile(
     r"Some nodes were not assigned to the preferred execution providers|"
     r"All nodes have been placed on \[CPUExecutionProvider\]|Node\(s\) placed on \[CPUExecutionProvider\]|"
-    r"CUDA kernel not found in registries for Op type",  # the CUDA provider has no kernel: the node falls to the CPU
+    # the CUDA provider has no kernel for a node, or ONNX Runtime places shape nodes on the CPU
+    r"CUDA kernel not found in registries for Op type|Force fallback to CPU execution for node",
     re.I,
 )
 MEMCPY = _compile(r"Memcpy nodes are added to the graph", re.I)
 SLOWER = _compile(
     r"(?:GPU|cuda)[^\n]{0,40}(?:slower|much slower|more slowly|慢|耗时更长|速度远小于|远慢于)|"
     r"(?:slower|慢)[^\n]{0,20}(?:on|than|于)\s{0,3}(?:the\s)?(?:GPU|cuda)\b|"
-    r"CPU[^\n]{0,40}(?:faster than|快于)[^\n]{0,20}(?:GPU|cuda)|CPU\s?比\s?(?:GPU|cuda)[^\n]{0,6}快|"
+    r"CPU[^\n]{0,40}(?:faster than|快于)[^\n]{0,20}(?:GPU|cuda)|CPU[^\n]{0,6}比\s?(?:GPU|cuda)[^\n]{0,6}快|"
+    r"(?:VRAM|GPU|cuda)[^\n]{0,80}(?:extremely|very|really|much|too|so|super) slow|"
     r"比\s?cpu[^\n]{0,6}慢|"
     r"GPU[^\n]{0,40}(?:time|时间|耗时)[^\n]{0,30}(?:more than|exceed|exceeding|longer than|greater than|大于|超过)"
     r"[^\n]{0,20}CPU|onnxruntime/issues/13198|issue#13198",
@@ -630,6 +693,8 @@ DIFFER = _compile(
     r"(?:results?|outputs?|inference)[^\n]{0,60}(?:differ|different|not (?:the )?same|inconsistent|not stable|"
     r"unstable|mismatch|wrong)|(?:differ|different|inconsistent|wrong)[^\n]{0,30}(?:results?|outputs?)|"
     r"(?:relative|absolute|max(?:imum)?) (?:diff|difference|error)|结果(?:不一致|不同|差异|有差别|不稳定|错误)|"
-    r"(?:精度|误差)[^\n]{0,10}(?:大|不一致)|not equal to tolerance",
+    r"(?:精度|误差)[^\n]{0,10}(?:大|不一致)|not equal to tolerance|"
+    r"(?:produce|give|return|output|get)s?\s(?:\w{1,12}\s)?different\s(?:values?|results?|outputs?|labels?|predictions?)|"
+    r"accuracy\s(?:\w{1,12}\s)?drops?|结果[^\n]{0,4}(?:错误|不对|不正确)",
     re.I,
 )

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 _STUB = re.compile(
     r"special placeholder package which downloads a real wheel package|"
+    r"This project is not functional and is a placeholder from NVIDIA|"
     r"The installation of (?P<dist>[\w.-]{1,60}) for version (?P<version>[\w.+-]{1,40}) failed|"
     r"Didn't find wheel for (?P<dist2>[\w.-]{1,60}) (?P<version2>[\w.+-]{1,40})|"
     r"Failed to open project URL (?P<url>\S{1,300})",
@@ -46,7 +47,16 @@ _STALE = re.compile(
     r"TensorRT EP could not deserialize engine from cache",
     re.I,
 )
-_NVINFER_MISSING = re.compile(r"libnvinfer\.so\.(?P<major>\d{1,2})\S{0,20}: cannot open shared object", re.I)
+_NVINFER_MISSING = re.compile(
+    r"libnvinfer\.so\.(?P<major>\d{1,2})\S{0,20}: cannot open shared object|"
+    r"Could not load dynamic library [\"']?libnvinfer\.so\.(?P<major2>\d{1,2})\b",
+    re.I,
+)
+# another TensorRT major said present: "libnvinfer.so.6 is located at 'TensorRT-*/lib'"
+_NVINFER_PRESENT = re.compile(
+    r"(?<![\w.])(?P<name>libnvinfer\.so)\.(?P<version>\d{1,2})\s(?:is|was)\s(?:\w{1,10}\s)?(?:located|present|installed)",
+    re.I,
+)
 _TRT_LISTED = re.compile(
     r"^[\s>+*-]{0,6}(?P<name>tensorrt(?:[-_]cu\d{2})?(?:[-_]libs)?)(?:\s{1,40}|==)v?(?P<version>\d{1,3}\.\d{1,3}[\w.+-]{0,20})",
     re.I | re.M,
@@ -117,8 +127,9 @@ def log_findings(text: str, fixes: Fixes, matrix: Matrix | None = None) -> list[
         )
     missing = _NVINFER_MISSING.search(text)
     if missing:
-        wanted = int(missing.group("major"))
-        other = [m for m in _TRT_LISTED.finditer(text) if int(m.group("version").split(".")[0]) != wanted]
+        wanted = int(missing.group("major") or missing.group("major2"))
+        present = [*_TRT_LISTED.finditer(text), *_NVINFER_PRESENT.finditer(text)]
+        other = [m for m in present if int(m.group("version").split(".")[0]) != wanted]
         if other:
             listed = other[0]
             theirs = listed.group("version").split(".")[0]
