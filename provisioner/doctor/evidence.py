@@ -426,8 +426,8 @@ class _Reader:
             self.signal("gpu-package-named", line)
         if P.CPU_INSTALL.search(raw):
             self.signal("cpu-install-command", line)
-        if P.GPU_UNUSED.search(raw):
-            self.signal("gpu-unused", line)
+        if P.CPU_REQUIRED.search(raw):
+            self.signal("cpu-required", line)
         if P.NODE_PACKAGE.search(raw):
             self.signal("node-package", line)
         if P.BARE_CPU_ROW.match(raw):
@@ -604,6 +604,8 @@ class _Reader:
             self.signal("cpu-only-build", line)
         if P.CUDA_APPLIED.search(raw):
             self.signal("cuda-applied", line)
+        if P.CUDA_UNAVAILABLE.search(raw):
+            self.signal("cuda-unavailable", line)
         trt_ran = bool(P.TENSORRT_RAN.search(raw)) and not P.TENSORRT_LOAD.search(raw)
         if "EP Error" in raw or "TensorRT" in raw:
             self.trt_ran = trt_ran or (self.trt_ran and "when using" in raw)
@@ -641,6 +643,8 @@ class _Reader:
             (P.AUTOUPDATE_FAILED, "autoupdate-failed"),
             (P.CUDA_CALL_ERROR, "cuda-call-error"),
             (P.TORCH_NO_CUDA, "torch-no-cuda"),
+            (P.SILENT_EXIT, "silent-exit"),
+            (P.GPU_UNUSED, "gpu-unused"),
             (P.OOM, "out-of-memory"),
             (P.CONTEXT, "context-conflict"),
             (P.CUDNN_STATUS, "cudnn-status"),

@@ -485,11 +485,19 @@ def c_cpu_only(c: Case) -> Seen | None:
         return said
     lists = [s for s in ev.providers if "CUDA" not in s.value and "Tensorrt" not in s.value]
     if not ev.providers or len(lists) != len(ev.providers):
-        return None
+        return _weak_cpu_only(c) if not ev.providers else None
     explicit = [s for s in lists if P.AVAILABLE.search(s.line)]
     if c.gpu_build and not explicit:
         return None
     return (explicit or lists)[0]
+
+
+def _weak_cpu_only(c: Case) -> Seen | None:
+    """An application saying the CUDA provider is not available and falling back to the CPU, with no list printed:
+    its check of the available providers found none (a CPU build), unless the GPU build is shown failing."""
+    if c.gpu_build or c.ev.providers or c.cuda_provider_failed:
+        return None
+    return c.ev.signal("cuda-unavailable")
 
 
 def cpu_package_only(c: Case) -> list[Finding]:
@@ -513,6 +521,9 @@ def cpu_package_only(c: Case) -> list[Finding]:
             "only when asked for (executionProviders: ['cuda'])"
         )
         found.append(c.finding("cpu-package-only", title, (node.line, *c.ev.lines("gpu-unused")[:1])))
+    elif (required := c.ev.signal("cpu-required")) and c.ev.signal("gpu-unused") and not _gpu_package_named(c):
+        title = "the project requires the CPU onnxruntime package (it has no CUDA provider), and the GPU is not used"
+        found.append(c.finding("cpu-package-only", title, (required.line, *c.ev.lines("gpu-unused")[:1])))
     elif c.ev.signal("autoupdate-cpu") and not _gpu_package_named(c):
         title = "the application installed the CPU onnxruntime package (it has no CUDA provider)"
         found.append(c.finding("cpu-package-only", title, c.ev.lines("autoupdate-cpu")))
@@ -532,6 +543,11 @@ def cpu_and_gpu_installed(c: Case) -> list[Finding]:
     if cpu_named and _gpu_package_named(c):  # "onnxruntime" and "onnxruntime-gpu" rows; removing the CPU one fixed it
         title = "the CPU and GPU onnxruntime packages were installed together (they share one folder)"
         found.append(c.finding("cpu-and-gpu-installed", title, (cpu_named.line, *ev.lines("gpu-package-named")[:1])))
+    elif removed := ev.signal("cpu-removed-fixed"):
+        # removing the CPU package made the GPU work: a GPU package was there beside it (without one, no onnxruntime
+        # would be left at all)
+        title = "removing the CPU onnxruntime package fixed it: the GPU package was installed beside it (one folder)"
+        found.append(c.finding("cpu-and-gpu-installed", title, (removed.line,)))
     if both := ev.signal("both-packages"):
         title = "the CPU and GPU onnxruntime packages are installed together (the log says so; they share one folder)"
         found.append(c.finding("cpu-and-gpu-installed", title, (both.line,)))
@@ -652,7 +668,13 @@ def zlibwapi_missing(c: Case) -> list[Finding]:
     if not found and (named := c.ev.signal("zlibwapi-named")):
         title = "zlibwapi.dll (needed by cuDNN 8 on Windows) is missing or unusable (the log names it)"
         found.append(c.finding("zlibwapi-missing", title, c.ev.lines("zlibwapi-named") or (named.line,)))
-    if not found and (abort := c.ev.signal("windows-abort")) and (cudnn8 := _cudnn8(c)) and not c.ev.load_errors:
+    silent = c.ev.signal("silent-exit") if c.ev.os == "windows" else None
+    if (
+        not found
+        and (abort := c.ev.signal("windows-abort") or silent)
+        and (cudnn8 := _cudnn8(c))
+        and not c.ev.load_errors
+    ):
         # cuDNN 8.3+ on Windows loads zlibwapi.dll when its first convolution runs and aborts the process (fast
         # fail, 0xC0000409) when it is missing: the message it prints is often lost
         title = (

@@ -128,6 +128,13 @@ CUDNN8_FAULT = _compile(
     r"(?<![\w.+-])(cudnn\w{0,24}64_8\.dll)[^\n]{0,40}(?:crash|异常|崩溃)",
     re.I,
 )
+# the program ends with no error when the GPU is used (a console's abort message lost): cuDNN 8.3+ aborting on Windows
+SILENT_EXIT = _compile(
+    r"(?:exits?|exited|quits?|closes?|closed|crash(?:es|ed)?|terminat\w{1,5}|stops?|stopped|dies|died)\s(?:\w{1,10}\s){0,3}"
+    r"(?:without (?:any )?(?:error|message|exception|output|warning|log)|silently)|"
+    r"silently (?:exits?|exited|quits?|crash\w{0,3}|closes?|dies|died|stops?)|闪退|直接退出|没有任何报错",
+    re.I,
+)
 MSVC_ABSENT = _compile(
     r"Visual C\+\+ (?:Redistributable|runtime)[^\n]{0,30}(?:is )?not installed|"
     r"(?:missing|not installed|install)[^\n]{0,12} (?:the )?(?:Microsoft )?Visual C\+\+ Redistributable|"
@@ -217,7 +224,8 @@ CPU_ONLY_BUILD = _compile(
     r"onnxruntime(?![-_.A-Za-z0-9])\s(?:instead of|rather than)\s(?:the\s)?onnxruntime[-_]gpu|"
     r"onnxruntime(?:\sversion)?\s\d{1,2}\.\d{1,3}(?:\.\d{1,3})?\s?\((?:CPU|CPU[- ]only)\)|"
     r"cpu\s?版(?:本)?的?\s?onnxruntime(?![-_.A-Za-z0-9])|onnxruntime(?![-_.A-Za-z0-9])\s?的?\s?cpu\s?版|"
-    r"get_device\(\)[^\n]{0,20}(?:returns|=|:|->)\s{0,3}'CPU'",
+    r"get_device\(\)[^\n]{0,20}(?:returns|=|:|->)\s{0,3}'?CPU\b'?|"
+    r"(?:installed |the )onnxruntime(?![-_.\w])\s(?:package\s)?(?:is|was)\s(?:the\s|a\s)?CPU(?:[- ]only)?\s(?:version|build|package)",
     re.I,
 )
 # ultralytics' requirement check installs the CPU package when it does not see "onnxruntime" installed
@@ -249,8 +257,16 @@ CPU_REMOVED_FIXED = _compile(
 # an install command of the CPU package alone: pip/uv/poetry/conda, Maven's onnxruntime artifact, NuGet's CPU package
 CPU_INSTALL = _compile(
     r"(?:^|[\s!$>])(?:pip3?|uv pip|uv|poetry|conda|mamba)\s{1,3}(?:install|add)\s{1,3}(?:-{1,2}[\w-]{1,30}\s{1,3}){0,4}"
-    r"onnxruntime(?![-_.A-Za-z0-9])(?![^\n]{0,80}onnxruntime[-_]gpu)|<artifactId>onnxruntime</artifactId>|"
+    r"onnxruntime(?![-_.A-Za-z0-9])(?![^\n]{0,80}onnxruntime[-_]gpu)|<artifactId>onnxruntime</artifactId>|com\.microsoft\.onnxruntime:onnxruntime:|"
     r"PackageReference\s{1,3}Include=\"Microsoft\.ML\.OnnxRuntime\"|dotnet add package Microsoft\.ML\.OnnxRuntime\s",
+    re.I,
+)
+# the CPU package required by a project ("requirements.txt has onnxruntime>=1.15", "depends on onnxruntime==1.17")
+CPU_REQUIRED = _compile(r"(?<![\w.-])onnxruntime(?![-_.\w])\s{0,2}(?:[<>=~!]=|[<>])\s{0,2}\d", re.I)
+# a CUDA provider an application found missing from the available ones (its check of get_available_providers)
+CUDA_UNAVAILABLE = _compile(
+    r"CUDA(?:ExecutionProvider)?\s(?:is\s)?not\s(?:available|found|in (?:the )?available)[^\n]{0,60}"
+    r"(?:fall(?:ing)?\s?back|us(?:e|ing) CPU|CPUExecutionProvider)",
     re.I,
 )
 # the user says the GPU is not used (a symptom, not a cause)
@@ -393,13 +409,14 @@ PIP_HAS = _compile(
 # onnxruntime-gpu onnxruntime", "onnxruntime and onnxruntime-gpu can not co-exist"; the CPU one said installed before
 _CPU_NAME = r"onnxruntime(?![-_.A-Za-z0-9])"
 _GPU_NAME = r"onnxruntime[-_]gpu"
+_PIN = r"(?:\s?(?:==|=|\s)v?\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)?"  # "onnxruntime==1.16.3", "onnxruntime 1.16.3"
 BOTH_PACKAGES = _compile(
     # "installed both onnxruntime and onnxruntime-gpu", "both onnxruntime and onnxruntime-gpu are installed" (not
     # "I tried both": one after the other)
     rf"(?:install\w{{0,4}}|hav(?:e|ing)|got)\s(?:\w{{1,12}}\s){{0,2}}both\b[^\n]{{0,30}}"
     rf"(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})|"
-    rf"(?:have|had|has|installed)\s(?:\w{{1,10}}\s){{0,2}}[`'\"]?(?:{_CPU_NAME}[`'\"]?\s(?:and|&|\+|,)\s[`'\"]?{_GPU_NAME}|"
-    rf"{_GPU_NAME}[`'\"]?\s(?:and|&|\+|,)\s[`'\"]?{_CPU_NAME})|"
+    rf"(?:have|had|has|installed)\s(?:\w{{1,10}}\s){{0,2}}[`'\"]?(?:{_CPU_NAME}{_PIN}[`'\"]?\s(?:and|&|\+|,)\s[`'\"]?"
+    rf"{_GPU_NAME}|{_GPU_NAME}{_PIN}[`'\"]?\s(?:and|&|\+|,)\s[`'\"]?{_CPU_NAME})|"
     rf"(?:{_CPU_NAME}[`'\"]?\s(?:and|&|,)\s[`'\"]?{_GPU_NAME}|{_GPU_NAME}[`'\"]?\s(?:and|&|,)\s[`'\"]?{_CPU_NAME})"
     rf"[`'\"]?\s(?:are|were)\s(?:both\s)?installed|"
     rf"\bboth\b[^\n]{{0,30}}(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})[^\n]{{0,20}}"
@@ -661,12 +678,17 @@ SLOWER = _compile(
     r"(?:slower|慢)[^\n]{0,20}(?:on|than|于)\s{0,3}(?:the\s)?(?:GPU|cuda)\b|"
     r"CPU[^\n]{0,40}(?:faster than|快于)[^\n]{0,20}(?:GPU|cuda)|CPU[^\n]{0,6}比\s?(?:GPU|cuda)[^\n]{0,6}快|"
     r"(?:VRAM|GPU|cuda)[^\n]{0,80}(?:extremely|very|really|much|too|so|super) slow|"
+    r"(?:GPU|cuda)[^\n]{0,40}(?:no|not any|without (?:any )?)\s?(?:speed-?up|faster)|"
+    r"(?:GPU|cuda)[^\n]{0,30}(?:is|was|isn'?t|wasn'?t|not)\s(?:\w{1,10}\s)?(?:any\s)?faster than[^\n]{0,12}CPU|"
+    r"(?:GPU|cuda)[^\n]{0,40}same (?:speed|time) as[^\n]{0,12}CPU|"
     r"比\s?cpu[^\n]{0,6}慢|"
     r"GPU[^\n]{0,40}(?:time|时间|耗时)[^\n]{0,30}(?:more than|exceed|exceeding|longer than|greater than|大于|超过)"
     r"[^\n]{0,20}CPU|onnxruntime/issues/13198|issue#13198",
     re.I,
 )
-FASTER_GPU = _compile(r"GPU[^\n]{0,40}faster than[^\n]{0,12}CPU|GPU[^\n]{0,20}比\s?CPU[^\n]{0,6}快", re.I)
+FASTER_GPU = _compile(  # "the GPU is 3x faster than the CPU" (not "not faster than")
+    r"GPU(?:(?!\bnot\b|n't|\bno\b)[^\n]){0,40}faster than[^\n]{0,12}CPU|GPU[^\n]{0,20}比\s?CPU[^\n]{0,6}快", re.I
+)
 # a rate where a time would be: "GPU: 12 fps", "CPU 3.5 it/s" (higher is faster)
 RATE = _compile(
     r"\b(GPU|CPU|cuda)(?:ExecutionProvider)?\b[^\n\d]{0,40}?(\d{1,6}(?:\.\d{1,6})?)\s{0,2}(fps|it/s|img/s|images/s|帧)",

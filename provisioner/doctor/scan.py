@@ -30,7 +30,8 @@ KEYWORDS = (
     *("entry point", "入口点", "autoupdate", "32 bit", "32-bit", "installed", "commit id", "速度", "inference"),
     *("multiprocessing", "fork(", "zlibwapi", "nvml", "find ", "locate "),
     *("c0000409", "1073740791", "3221226505", "stack_buffer", "kubectl", "kubernetes", "k8s", "podman"),
-    *("singularity", "apptainer", "enroot", "root@", "ordinal", "initializ", "slow"),
+    *("singularity", "apptainer", "enroot", "root@", "ordinal", "initializ", "slow", "speed", "exit", "quit", "crash"),
+    *("silent", "闪退", "退出", "requirement"),
     # TensorRT's own messages (doctor/tensorrt.py reads the candidate lines too): its stubs, engines, contexts
     *("placeholder", "deprecated", "engine", "tag does not match", "deserializ", "context"),
 )
