@@ -225,7 +225,8 @@ CPU_ONLY_BUILD = _compile(
     r"onnxruntime(?:\sversion)?\s\d{1,2}\.\d{1,3}(?:\.\d{1,3})?\s?\((?:CPU|CPU[- ]only)\)|"
     r"cpu\s?版(?:本)?的?\s?onnxruntime(?![-_.A-Za-z0-9])|onnxruntime(?![-_.A-Za-z0-9])\s?的?\s?cpu\s?版|"
     r"get_device\(\)[^\n]{0,20}(?:returns|=|:|->)\s{0,3}'?CPU\b'?|"
-    r"(?:installed |the )onnxruntime(?![-_.\w])\s(?:package\s)?(?:is|was)\s(?:the\s|a\s)?CPU(?:[- ]only)?\s(?:version|build|package)",
+    r"(?:installed |the )onnxruntime(?![-_.\w])\s(?:package\s)?(?:is|was)\s(?:the\s|a\s)?CPU(?:[- ]only)?\s"
+    r"(?:version|build|package)",
     re.I,
 )
 # ultralytics' requirement check installs the CPU package when it does not see "onnxruntime" installed
