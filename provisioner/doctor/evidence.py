@@ -285,7 +285,7 @@ class _Reader:
         if _DRIVER_WORDS.search(lower):
             self.driver_and_gpus(raw, line, lower)
         if _PACKAGE_WORDS.search(lower):
-            self.packages(raw, line)
+            self.packages(raw, line, lower)
         if digits:
             self.versions(raw, line, lower)
         if _LIBRARY_WORDS.search(lower):
@@ -293,8 +293,8 @@ class _Reader:
         if digits or "cuda" in lower or "cublas" in lower or "error" in lower:
             self.errors(raw, line, lower)
         if any(word in lower for word in ("provider", "cuda", "gpu", "cpu", "build", "tensorrt", "ep error")):
-            self.providers(raw, line)
-        self.symptoms(raw, line)
+            self.providers(raw, line, lower)
+        self.symptoms(raw, line, lower)
         if "cud" in lower:
             if P.CUDNN_ABSENT_SAID.search(raw):
                 self.signal("cudnn-absent-said", line)
@@ -381,7 +381,7 @@ class _Reader:
         gpus.append(Gpu(len(gpus), shown if model else name, cc))
         self.add("gpu_lines", line)
 
-    def packages(self, raw: str, line: str) -> None:
+    def packages(self, raw: str, line: str, lower: str) -> None:
         hit = P.DIST_LINE.match(raw)
         while hit:
             name = hit.group(1).lower().replace("_", "-")
@@ -393,16 +393,11 @@ class _Reader:
                 break
             self.add("dists", Seen(f"{name} {hit.group(2)}", line))
             hit = P.DIST_NEXT.match(raw, hit.end())
-        for hit in P.PIP_HAS.finditer(raw):
+        ort = "onnxruntime" in lower  # most package patterns name it: the others are not tried on lines without it
+        for hit in P.PIP_HAS.finditer(raw) if ort else ():
             groups = hit.groups()
             name, version = next((groups[i], groups[i + 1]) for i in range(0, len(groups), 2) if groups[i])
             self.add("dists", Seen(f"{name.lower().replace('_', '-')} {version}", line))
-        if P.BOTH_PACKAGES.search(raw):
-            self.signal("both-packages", line)
-        if P.UNINSTALL_BOTH.search(raw):
-            self.signal("uninstall-both", line)
-        if P.GPU_INSTALLED.search(raw) and not P.INSTALL_CHECK.search(raw):
-            self.signal("gpu-installed", line)
         self.pip_fetching(raw, line)
         if P.DIST_INSTALLED.search(raw):
             for name, version in P.DIST_IN_INSTALLED.findall(raw):
@@ -412,14 +407,31 @@ class _Reader:
         elif self.pip_show and (hit := P.PIP_SHOW_VERSION.match(raw)):
             self.add("dists", Seen(f"{self.pip_show} {hit.group(1)}", line))
             self.pip_show = None
+        if ("wheel" in lower or "distribution" in lower or "find" in lower) and (
+            P.NO_WHEEL.search(raw) or P.NO_WHEEL_SAID.search(raw)
+        ):
+            self.signal("no-wheel", line)
+        if "tensorrt" in lower and P.NO_TENSORRT.search(raw):
+            self.signal("tensorrt-absent", line)
+        if self.device_call and (answer := P.DEVICE_ANSWER.match(raw.strip())):
+            self.signal("cpu-only-build" if answer.group(1) == "CPU" else "gpu-device", line)
+        self.device_call = bool(P.DEVICE_CALL.search(raw))
+        if ort:
+            self.onnxruntime_named(raw, line)
+
+    def onnxruntime_named(self, raw: str, line: str) -> None:
+        """What a line naming onnxruntime says of its packages: both installed, the GPU one installed or named, the
+        CPU one installed, required or removed, not installed, broken."""
+        if P.BOTH_PACKAGES.search(raw):
+            self.signal("both-packages", line)
+        if P.UNINSTALL_BOTH.search(raw):
+            self.signal("uninstall-both", line)
+        if P.GPU_INSTALLED.search(raw) and not P.INSTALL_CHECK.search(raw):
+            self.signal("gpu-installed", line)
         if P.NOT_INSTALLED.search(raw):
             self.signal("not-installed", line)
         if P.BROKEN_PACKAGE.search(raw):
             self.signal("package-broken", line)
-        if P.NO_WHEEL.search(raw) or P.NO_WHEEL_SAID.search(raw):
-            self.signal("no-wheel", line)
-        if P.NO_TENSORRT.search(raw):
-            self.signal("tensorrt-absent", line)
         if P.AUTOUPDATE_CPU.search(raw):
             self.signal("autoupdate-cpu", line)
         if P.GPU_PACKAGE.search(raw):
@@ -434,9 +446,6 @@ class _Reader:
             self.signal("cpu-row", line)
         if P.CPU_REMOVED_FIXED.search(raw):
             self.signal("cpu-removed-fixed", line)
-        if self.device_call and (answer := P.DEVICE_ANSWER.match(raw.strip())):
-            self.signal("cpu-only-build" if answer.group(1) == "CPU" else "gpu-device", line)
-        self.device_call = bool(P.DEVICE_CALL.search(raw))
 
     def pip_fetching(self, raw: str, line: str) -> None:
         """pip fetching or installing onnxruntime's flavours: a wheel's file name is a listed distribution; both
@@ -592,21 +601,25 @@ class _Reader:
         starting = [n for n in known if n.startswith(name)]
         return starting[0] if len(starting) == 1 else name
 
-    def providers(self, raw: str, line: str) -> None:
-        if listed := _provider_list(self.wrapped + raw.lstrip() if self.wrapped else raw):
-            self.add("providers", Seen(",".join(dict.fromkeys(listed)), line))
-        elif session := _session_list(raw):
-            self.add("sessions", Seen(",".join(dict.fromkeys(session)), line))
-        self.wrapped = _cut_provider_list(raw)
+    def providers(self, raw: str, line: str, lower: str) -> None:
+        if "executionprovider" in lower or self.wrapped:
+            if listed := _provider_list(self.wrapped + raw.lstrip() if self.wrapped else raw):
+                self.add("providers", Seen(",".join(dict.fromkeys(listed)), line))
+            elif session := _session_list(raw):
+                self.add("sessions", Seen(",".join(dict.fromkeys(session)), line))
+        self.wrapped = _cut_provider_list(raw) if "provider" in lower else ""
         if P.GPU_BUILD.search(raw):
             self.signal("gpu-build", line)
         if P.CPU_ONLY_BUILD.search(raw) or _prose_cpu_list(raw):
             self.signal("cpu-only-build", line)
-        if P.CUDA_APPLIED.search(raw):
+        if "executionprovider" in lower and P.CUDA_APPLIED.search(raw):
             self.signal("cuda-applied", line)
-        if P.CUDA_UNAVAILABLE.search(raw):
+        if "not" in lower and P.CUDA_UNAVAILABLE.search(raw):
             self.signal("cuda-unavailable", line)
-        trt_ran = bool(P.TENSORRT_RAN.search(raw)) and not P.TENSORRT_LOAD.search(raw)
+        trt_words = ("tensorrt", "engine", "enqueue", "initializ", "assert")
+        trt_ran = (
+            any(w in lower for w in trt_words) and bool(P.TENSORRT_RAN.search(raw)) and not P.TENSORRT_LOAD.search(raw)
+        )
         if "EP Error" in raw or "TensorRT" in raw:
             self.trt_ran = trt_ran or (self.trt_ran and "when using" in raw)
         if P.TENSORRT_FAILED.search(raw) and not trt_ran:
@@ -619,9 +632,9 @@ class _Reader:
                 )
             if which.lower() != "tensorrt":
                 self.signal("provider-failed", line)
-        if hit := P.WHEN_USING.search(raw):
+        if "when using" in lower and (hit := P.WHEN_USING.search(raw)):
             self.using = hit.group(1)
-        if hit := P.FALLING_BACK.search(raw):
+        if "falling back" in lower and (hit := P.FALLING_BACK.search(raw)):
             # the providers that failed are those tried ("when using") and not tried again
             tried = self.using if self.using is not None else "CUDAExecutionProvider"
             if "CUDA" in tried and "CUDA" not in hit.group(1):
@@ -631,37 +644,23 @@ class _Reader:
             self.using = None
             self.trt_ran = False
 
-    def symptoms(self, raw: str, line: str) -> None:
-        for pattern, name in (
-            (P.CUDA_CALL_FAILED, "cuda-call-failed"),
-            (P.FORK, "fork"),
-            (P.NODE_FAILED, "node-failed"),
-            (P.CONTAINER_TOOLKIT, "container-toolkit"),
-            (P.NO_GPU_RUNTIME, "no-gpu-runtime"),
-            (P.NVML_UNKNOWN, "nvml-unknown"),
-            (P.DEVICE_ID_INVALID, "device-invalid"),
-            (P.AUTOUPDATE_FAILED, "autoupdate-failed"),
-            (P.CUDA_CALL_ERROR, "cuda-call-error"),
-            (P.TORCH_NO_CUDA, "torch-no-cuda"),
-            (P.SILENT_EXIT, "silent-exit"),
-            (P.GPU_UNUSED, "gpu-unused"),
-            (P.OOM, "out-of-memory"),
-            (P.CONTEXT, "context-conflict"),
-            (P.CUDNN_STATUS, "cudnn-status"),
-            (P.NODES_ON_CPU, "nodes-on-cpu"),
-            (P.MEMCPY, "memcpy"),
-            (P.SLOWER, "gpu-slower"),
-            (P.FASTER_GPU, "gpu-faster"),
-        ):
-            if pattern.search(raw):
+    def symptoms(self, raw: str, line: str, lower: str) -> None:
+        for pattern, name, words in _SYMPTOMS:
+            if any(word in lower for word in words) and pattern.search(raw):
                 self.signal(name, line)
-        if P.INIT_FAILED.search(raw) and re.search(r"CUDNN failure|CUDNN_STATUS|CUDNN error", raw, re.I):
+        if (
+            "cudnn" in lower
+            and P.INIT_FAILED.search(raw)
+            and re.search(r"CUDNN failure|CUDNN_STATUS|CUDNN error", raw, re.I)
+        ):
             self.signal("cudnn-init-failed", line)
-        if P.DIFFER.search(raw) and re.search(r"gpu|cuda|cpu|显卡|provider", raw, re.I):
+        if any(w in lower for w in _DIFFER_WORDS) and P.DIFFER.search(raw) and re.search(_DEVICE_WORDS, lower):
             self.signal("results-differ", line)
-        if P.TINY_DIFFERENCE.search(raw):
+        if any(w in lower for w in ("decimal", "digit", "significant", "1e-", "0.0000")) and P.TINY_DIFFERENCE.search(
+            raw
+        ):
             self.signal("tiny-difference", line)
-        if P.NOT_ON_PATH_SAID.search(raw):
+        if "path" in lower and P.NOT_ON_PATH_SAID.search(raw):
             self.signal("not-on-path-said", line)
 
     def table(self, raw: str, line: str, entry: Line) -> None:
@@ -794,6 +793,67 @@ def read_lines(lines: list[tuple[int, str]], matrix: Matrix | None = None, cut: 
     return reader.evidence(cut)
 
 
+# the symptoms read from any line: (pattern, signal, words one of which the line must hold for the pattern to be tried)
+_SYMPTOMS = (
+    (P.CUDA_CALL_FAILED, "cuda-call-failed", ("cuda", "initializ")),
+    (P.FORK, "fork", ("multiprocessing", "fork", "process(", "start_method", "pool(")),
+    (P.NODE_FAILED, "node-failed", ("node",)),
+    (P.CONTAINER_TOOLKIT, "container-toolkit", ("nvidia-container", "oci runtime")),
+    (P.NO_GPU_RUNTIME, "no-gpu-runtime", ("device driver", "runtime name")),
+    (P.NVML_UNKNOWN, "nvml-unknown", ("nvml",)),
+    (P.DEVICE_ID_INVALID, "device-invalid", ("device",)),
+    (P.AUTOUPDATE_FAILED, "autoupdate-failed", ("retry", "autoupdate", "non-zero exit", "command not found")),
+    (P.CUDA_CALL_ERROR, "cuda-call-error", ("cuda", "cublas", "cudnn", "cufft", "curand")),
+    (P.TORCH_NO_CUDA, "torch-no-cuda", ("is_available", "cuda available")),
+    (
+        P.SILENT_EXIT,
+        "silent-exit",
+        ("exit", "quit", "close", "crash", "terminat", "stop", "die", "silent", "闪退", "退出", "报错"),
+    ),
+    (P.GPU_UNUSED, "gpu-unused", ("gpu", "cpu", "cuda")),
+    (P.OOM, "out-of-memory", ("memory", "alloc", "显存")),
+    (P.CONTEXT, "context-conflict", ("handle", "pycuda", "context")),
+    (P.CUDNN_STATUS, "cudnn-status", ("cudnn",)),
+    (P.NODES_ON_CPU, "nodes-on-cpu", ("node", "kernel not found")),
+    (P.MEMCPY, "memcpy", ("memcpy",)),
+    (
+        P.SLOWER,
+        "gpu-slower",
+        (
+            "slow",
+            "慢",
+            "faster",
+            "快",
+            "more than",
+            "exceed",
+            "longer",
+            "greater",
+            "大于",
+            "超过",
+            "13198",
+            "speed",
+            "same",
+        ),
+    ),
+    (P.FASTER_GPU, "gpu-faster", ("faster", "快")),
+)
+_DIFFER_WORDS = (
+    *(
+        "result",
+        "output",
+        "inference",
+        "differ",
+        "inconsistent",
+        "wrong",
+        "relative",
+        "absolute",
+        "max",
+        "结果",
+        "精度",
+    ),
+    *("误差", "tolerance", "value", "label", "prediction", "accuracy"),
+)
+_DEVICE_WORDS = re.compile(r"gpu|cuda|cpu|显卡|provider")
 _CHECKBOX = re.compile(r"^\[[+xX✓]\]\s{0,2}")
 _VENDOR_ONLY = re.compile(r"(AMD|Intel|ROCm)(?:\s(?:GPU|graphics|cuda))?", re.I)
 
