@@ -522,8 +522,8 @@ class _Reader:
 
     def libraries(self, raw: str, line: str) -> None:
         seen: set[str] = set()
-        if P.HYPOTHETICAL.search(raw):
-            return  # an error described as an example, not one this log shows
+        if P.HYPOTHETICAL.search(raw) or P.GUESS.search(raw):
+            return  # an error described as an example or guessed at, not one this log shows
         for pattern in P.LOADER_AND_MISSING:
             for hit in pattern.finditer(raw):
                 loader, missing = hit.group(1), hit.group(2)

@@ -377,7 +377,8 @@ def driver_library_mismatch(c: Case) -> list[Finding]:
                 "mixed driver install)"
             )
             found.append(c.finding("driver-library-mismatch", title, (c.errors[name],)))
-    if "cudaErrorUnknown" in c.errors and not _container_lost_gpu(c):
+    hidden = ev.environment.container and ev.signal("driver-absent")  # no driver inside: the GPU was not passed in
+    if "cudaErrorUnknown" in c.errors and not _container_lost_gpu(c) and not hidden:
         title = (
             "CUDA fails with an unknown error (999): the driver is in a broken state (its kernel module and libraries "
             "out of step after an update, or the GPU after a suspend)"
@@ -521,7 +522,11 @@ def cpu_package_only(c: Case) -> list[Finding]:
             "only when asked for (executionProviders: ['cuda'])"
         )
         found.append(c.finding("cpu-package-only", title, (node.line, *c.ev.lines("gpu-unused")[:1])))
-    elif (required := c.ev.signal("cpu-required")) and c.ev.signal("gpu-unused") and not _gpu_package_named(c):
+    elif (
+        (required := c.ev.signal("cpu-required") or c.ev.signal("cpu-row"))
+        and c.ev.signal("gpu-unused")
+        and not _gpu_package_named(c)
+    ):
         title = "the project requires the CPU onnxruntime package (it has no CUDA provider), and the GPU is not used"
         found.append(c.finding("cpu-package-only", title, (required.line, *c.ev.lines("gpu-unused")[:1])))
     elif c.ev.signal("autoupdate-cpu") and not _gpu_package_named(c):

@@ -60,6 +60,7 @@ MISSING = (
     _compile(rf"kernel32\.LoadLibrary\(\):{Q}?(?<![\w.+-])({LIB}){Q}? not found", re.I),
     _compile(rf"Unable to load any of \{{\s{{0,2}}(?<![\w.+-])({LIB})", re.I),  # cuDNN 9's loader: the candidates
     _compile(rf"failed to open (?<![\w.+-])({SO})", re.I),  # NVRTC's builtins
+    _compile(rf"(?:找不到|缺少|缺失|未找到)\s?{Q}?(?<![\w.+-])({LIB})", re.I),
 )
 # a library that was being loaded and failed, its missing dependency unnamed (Windows error 126, "Could not load
 # library X", "Failed to load library X")
@@ -275,6 +276,7 @@ GPU_UNUSED = _compile(
     r"(?:not|never|doesn'?t|does not|isn'?t|is not|won'?t)\s(?:\w{1,12}\s){0,2}"
     r"(?:use|using|run(?:ning)? on|utili[sz]\w{0,4})\s(?:the\s|my\s)?GPU|"
     r"(?:runs?|running|only)\s(?:\w{1,12}\s){0,2}on\s(?:the\s)?CPU|"
+    r"\bGPU\s(?:(?:is|was)\s(?:\w{1,10}\s)?not|isn'?t|wasn'?t)\s(?:being\s)?(?:used|utili[sz]ed)\b|"
     r"CUDA(?:ExecutionProvider)?\s(?:is\s)?not\s(?:available|found|listed)|"
     r"(?:use|using|uses|runs? on|running on)\s(?:the\s|my\s)?CPU\s(?:instead of|rather than)\s(?:the\s|my\s)?GPU|"
     r"用的是\s?CPU|只(?:能)?用\s?CPU|(?:没有|没|未)(?:使用|用上?|调用)\s?GPU|GPU\s?(?:没有|没|未)(?:被)?(?:使用|调用|利用)|"
@@ -287,7 +289,7 @@ NODE_PACKAGE = _compile(r"onnxruntime-node\b", re.I)
 # user saying so ("I installed onnxruntime-gpu 1.17", "onnxruntime-gpu is installed", "已安装onnxruntime-gpu")
 _GPU_PKG = r"onnxruntime[-_]gpu"
 GPU_INSTALLED = _compile(
-    r"^[$>#%!]{0,2}\s{0,3}(?:\([\w.-]{1,40}\)\s{1,3}){0,2}(?:[\w.:\\/~-]{0,80}[>$#]\s{0,2})?"
+    r"^[$>#%!]{0,2}\s{0,3}(?:\([\w.-]{1,40}\)\s{1,3}){0,2}(?:[\w.:@\\/~-]{0,80}[>$#]\s{0,2})?"
     r"(?:python3?(?:\.exe)?\s{1,3}-m\s{1,3})?(?:pip3?|uv pip|uv|poetry|conda|mamba|pdm|pipenv)\s{1,3}(?:install|add)\s"
     rf"(?:[^\n]{{0,80}}\s)?[\"']?{_GPU_PKG}|"
     r"\bI(?:'ve|'d| have| had)?\s(?:\w{1,12}\s){0,2}(?:installed|reinstalled|re-installed|install|am using|use)\s"
@@ -634,6 +636,7 @@ LIBRARY_PRESENT = _compile(
 # a hypothetical error ("if it is showing Could not load ... 'libcudart.so.10.0', you need CUDA 10.0"): not this log's
 HYPOTHETICAL = _compile(r"\bif (?:it|you|the \w{1,20})(?:'re| are| is)? (?:\w{1,12} )?(?:show|see|get|say|print)", re.I)
 # a question or a guess naming a library: "Maybe zlibwapi.dll is missing?"
+GUESS = _compile(r"\b(?:maybe|perhaps|possibly|might|could it be|is it)\b[^\n]{0,80}\?", re.I)
 SPECULATION = _compile(r"\b(?:maybe|perhaps|possibly|might|could it be|is it)\b[^\n]{0,80}\?|\?\s{0,3}$", re.I)
 # ultralytics' AutoUpdate failing: nothing was installed
 AUTOUPDATE_FAILED = _compile(

@@ -218,6 +218,7 @@ def decide_log(
 CAUSES = (
     ("nodes-on-cpu", "gpu-slower-than-cpu"),
     ("driver-library-mismatch", "no-driver"),  # a driver whose libraries differ from its module looks absent
+    ("tensorrt-major-mismatch", "tensorrt-missing"),  # libnvinfer.so.N is missing because another major is there
 )
 
 
