@@ -426,6 +426,8 @@ class _Reader:
             self.signal("both-packages", line)
         if P.UNINSTALL_BOTH.search(raw):
             self.signal("uninstall-both", line)
+        elif P.CPU_UNINSTALLED.search(raw):
+            self.signal("cpu-uninstalled", line)
         if P.GPU_INSTALLED.search(raw) and not P.INSTALL_CHECK.search(raw):
             self.signal("gpu-installed", line)
         if P.NOT_INSTALLED.search(raw):

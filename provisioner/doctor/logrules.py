@@ -353,9 +353,16 @@ def no_wheel_for_platform(c: Case) -> list[Finding]:
     return []
 
 
+def _shared_folder_removed(c: Case) -> Seen | None:
+    """The CPU package uninstalled while the GPU one is there: both share the onnxruntime/ folder, and removing one
+    takes it away (onnxruntime is then missing or broken: files of the GPU package are missing)."""
+    removed = c.ev.signal("cpu-uninstalled")
+    return removed if removed and _gpu_package_named(c) else None
+
+
 def onnxruntime_not_installed(c: Case) -> list[Finding]:
     found = [f for f in library_findings(c) if f.code == "onnxruntime-not-installed"]
-    if c.ev.signal("not-installed"):
+    if c.ev.signal("not-installed") and not _shared_folder_removed(c):
         title = "onnxruntime is not installed where the program runs"
         found.append(c.finding("onnxruntime-not-installed", title, c.ev.lines("not-installed")))
     return found
@@ -587,6 +594,13 @@ def cpu_and_gpu_installed(c: Case) -> list[Finding]:
 
 
 def package_files_missing(c: Case) -> list[Finding]:
+    if (removed := _shared_folder_removed(c)) and (gone := c.ev.signal("not-installed")):
+        title = (
+            "onnxruntime is gone although onnxruntime-gpu is installed: removing the CPU package deleted the "
+            "onnxruntime/ "
+            "folder both packages share"
+        )
+        return [c.finding("package-files-missing", title, (removed.line, gone.line))]
     if not c.ev.signal("package-broken"):
         return []
     title = (

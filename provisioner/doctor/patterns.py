@@ -298,6 +298,12 @@ GPU_INSTALLED = _compile(
     r"(?:\w{1,12}\s)?installed|(?:已经?|已)?(?:安装|装)了?\s?onnxruntime[-_]gpu",
     re.I,
 )
+# the CPU package uninstalled (pip's command or its report)
+CPU_UNINSTALLED = _compile(
+    r"Successfully uninstalled onnxruntime-\d|"
+    r"uninstall\s{1,3}(?:-y\s{1,3})?onnxruntime(?![-_.\w])(?!\s{1,3}onnxruntime)",
+    re.I,
+)
 # uninstalling both flavours in one command: both were installed (the fix for their clash)
 _PKG_ARG = r"(?:(?!and\b|then\b|install\b)[\w-]{1,30}\s{1,3}){0,3}"  # other package names or flags of the command
 UNINSTALL_BOTH = _compile(
@@ -480,9 +486,10 @@ DRIVER_ABSENT = _compile(
     r"/proc/driver/nvidia/version does not exist",
     re.I,
 )
+# the driver said too old, or updating it fixed it (advice to update a driver is no evidence: anyone gives it)
 DRIVER_OLD = _compile(
     r"driver(?: version)? (?:is |was )?(?:too (?:low|old)|insufficient|outdated)|"
-    r"(?:update|upgrade) (?:your |the )?(?:nvidia |gpu )?driver",
+    r"(?:updat|upgrad)\w{1,4} (?:my |the )?(?:nvidia |gpu )?drivers?\b[^\n]{0,40}(?:fix|solv|resolv|work)",
     re.I,
 )
 DRIVER_MISMATCH = _compile(
@@ -536,7 +543,12 @@ GPU_CONTEXT = _compile(r"nvidia|tesla|gpu|cuda|显卡|device", re.I)
 # --- platform --------------------------------------------------------------------------------------------------
 WINDOWS = _compile(r"\.dll\b|\b[A-Z]:\\|LoadLibrary|\bWindows\b|WinError|\.exe\b|\\AppData\\|win_amd64|win32", re.I)
 LINUX = _compile(r"\.so\b|\.so\.\d|\bLinux\b|/usr/|/home/|/opt/|\bUbuntu\b|\bDebian\b|manylinux|linux_x86_64", re.I)
-MACOS = _compile(r"\bmacOS\b|\bdarwin\b|macosx_|/Users/\w|/Volumes/|\bApple (?:M\d|Silicon)\b|\bMac ?OS\b", re.I)
+# (a Windows path written with slashes, C:/Users/ or WSL's /mnt/c/Users/, is no macOS home)
+MACOS = _compile(
+    r"\bmacOS\b|\bdarwin\b|macosx_|(?<![A-Za-z]:)(?<!/[A-Za-z])/Users/\w|/Volumes/|\bApple (?:M\d|Silicon)\b|"
+    r"\bMac ?OS\b",
+    re.I,
+)
 ARM = _compile(r"\b(aarch64|arm64|ARM64|jetson|tegra|l4t|Orin|Xavier)\b", re.I)
 JETSON = _compile(r"\b(jetson|tegra|l4t|jetpack)\b", re.I)
 PYTHON = _compile(

@@ -254,3 +254,24 @@ def test_the_gpu_said_faster_is_no_finding():
 )
 def test_results_said_to_differ_in_more_words(text: str):
     assert first(text) == "gpu-results-differ"
+
+
+def test_removing_the_cpu_package_beside_the_gpu_one_leaves_its_files_missing():
+    text = (
+        "$ pip uninstall -y onnxruntime\nSuccessfully uninstalled onnxruntime-1.17.1\n"
+        "$ python app.py\nModuleNotFoundError: No module named 'onnxruntime'\n(onnxruntime-gpu 1.17.1 is still listed)"
+    )
+    assert first(text) == "package-files-missing"
+    # no GPU package beside it: onnxruntime is simply not installed
+    assert first(text.replace("(onnxruntime-gpu 1.17.1 is still listed)", "")) == "onnxruntime-not-installed"
+
+
+def test_advice_to_update_the_driver_is_no_evidence_but_updating_it_fixing_it_is():
+    failed = "Failed to create CUDAExecutionProvider\n"
+    assert first(failed + "maintainer: please update your nvidia driver and try again") == "gpu-provider-failed"
+    assert first(failed + "updating my nvidia driver to 551.23 fixed it") == "driver-too-old"
+
+
+def test_a_windows_path_written_with_slashes_is_no_macos():
+    text = 'session = InferenceSession("C:/Users/ana/model.onnx")\nCould not locate cudnn_ops_infer64_8.dll'
+    assert first(text) == "cudnn-missing"
