@@ -102,6 +102,11 @@ class Case:
             return int(self.builds[-1].cudnn_version), self._build_line()
         return None
 
+    @property
+    def build_line(self) -> str:
+        """The line naming the build (its listing, else its stated version)."""
+        return self._build_line()
+
     def _build_line(self) -> str:
         gpu = [d for d in self.ev.onnxruntime if d.is_gpu]
         if gpu and gpu[0].location:

@@ -553,6 +553,8 @@ class _Reader:
             self.signal("bad-image", line)
         if P.PYBIND_IMPORT.search(raw):
             self.signal("pybind-import-failed", line)
+        if P.CORE_DLL_FAILED.search(raw):
+            self.signal("core-dll-failed", line)
         if P.ZLIBWAPI.search(raw) and not P.SPECULATION.search(raw):
             self.signal("zlibwapi-named", line)
         if other := P.VERSION_NOT_DEFINED.search(raw):

@@ -665,6 +665,14 @@ def msvc_runtime_missing(c: Case) -> list[Finding]:
             "a DLL's initialisation failed (Windows error 1114): usually a missing or old Microsoft Visual C++ runtime"
         )
         found.append(c.finding("msvc-runtime-missing", title, c.ev.lines("dll-init-failed")))
+    if (core := c.ev.signal("core-dll-failed")) and c.builds:
+        # a build the matrix records keeps CUDA in its provider's library: onnxruntime.dll itself needs only the
+        # Visual C++ runtime besides Windows
+        title = (
+            f"onnxruntime.dll (onnxruntime {c.builds[0].ort_version}) cannot be loaded: its dependency besides Windows "
+            "is the Microsoft Visual C++ runtime"
+        )
+        found.append(c.finding("msvc-runtime-missing", title, (core.line, c.build_line)))
     import_failed = c.ev.signal("pybind-import-failed")
     cuda_path = any("CUDA_PATH is set" in s.line for s in c.ev.signals if s.value == "provider-failed")
     if import_failed and not c.ev.signal("dll-init-failed") and not cuda_path and not c.ev.load_errors:

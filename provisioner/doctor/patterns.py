@@ -114,6 +114,12 @@ PYBIND_IMPORT = _compile(
 # a traceback's frame importing onnxruntime's native module, and a DLL load failure naming another module
 ORT_NATIVE_FRAME = _compile(r"onnxruntime_pybind11_state|onnxruntime[\\/]capi[\\/]_pybind_state", re.I)
 OTHER_MODULE_IMPORT = _compile(r"DLL load failed while importing (?!onnxruntime)\w", re.I)
+# ONNX Runtime's own library (not a provider's) could not be loaded by .NET or Java: a dependency of it is missing
+CORE_DLL_FAILED = _compile(
+    rf"Unable to load DLL {Q}?onnxruntime(?:\.dll)?{Q}?(?![\w.])|DllNotFoundException[^\n]{{0,80}}onnxruntime(?![\w.])|"
+    r"onnxruntime(?:4j_jni)?\.dll:? Can'?t find dependent libraries",
+    re.I,
+)
 ZLIBWAPI = _compile(r"\bzlibwapi(?:64)?(?:\.dll)?\b", re.I)  # named at all: only its absence makes anyone name it
 # a Windows process ended by a fast-fail abort (STATUS_STACK_BUFFER_OVERRUN, as exit code or NTSTATUS): what cuDNN 8.3+
 # does when it cannot load zlibwapi.dll

@@ -275,3 +275,11 @@ def test_advice_to_update_the_driver_is_no_evidence_but_updating_it_fixing_it_is
 def test_a_windows_path_written_with_slashes_is_no_macos():
     text = 'session = InferenceSession("C:/Users/ana/model.onnx")\nCould not locate cudnn_ops_infer64_8.dll'
     assert first(text) == "cudnn-missing"
+
+
+def test_onnxruntime_dll_itself_failing_to_load_needs_the_visual_cpp_runtime_in_a_recorded_build():
+    failed = "System.DllNotFoundException: Unable to load DLL 'onnxruntime': The specified module could not be found."
+    # builds the matrix records load CUDA from their provider's DLL: onnxruntime.dll needs only the VC++ runtime
+    assert first(f"Microsoft.ML.OnnxRuntime.Gpu 1.16.3\n{failed}") == "msvc-runtime-missing"
+    # no build named: its dependency is not known (old GPU builds linked CUDA into onnxruntime.dll)
+    assert first(failed) == "cuda-library-missing"
