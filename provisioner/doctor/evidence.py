@@ -281,7 +281,7 @@ class _Reader:
         line = _short(raw)
         lower = raw.lower()
         digits = any(ch.isdigit() for ch in raw)
-        self.platform(raw, line)
+        self.platform(raw, line, lower)
         if _DRIVER_WORDS.search(lower):
             self.driver_and_gpus(raw, line, lower)
         if _PACKAGE_WORDS.search(lower):
@@ -316,14 +316,14 @@ class _Reader:
             self.signal("pybind-import-failed", line)
 
     # --- topics ----------------------------------------------------------------------------------------------
-    def platform(self, raw: str, line: str) -> None:
+    def platform(self, raw: str, line: str, lower: str) -> None:
         if P.WINDOWS.search(raw):
             self.os_votes["windows"] += 1
         if P.LINUX.search(raw):
             self.os_votes["linux"] += 1
         if P.MACOS.search(raw):
             self.os_votes["darwin"] += 2
-        if P.ARM.search(raw):
+        if any(w in lower for w in _ARM_WORDS) and P.ARM.search(raw):
             self.arch = "aarch64"
             self.jetson = self.jetson or bool(P.JETSON.search(raw))
         if self.container is None and not P.LISTING_ROW.fullmatch(raw) and (hit := P.CONTAINER.search(raw)):
@@ -332,20 +332,20 @@ class _Reader:
             word = kinds.get(word, word)
             self.container = word if word in ("podman", "kubernetes", "singularity", "enroot") else "docker"
             self.add("env_lines", line)
-        if P.CONTAINER_GPU.search(raw):
+        if any(w in lower for w in ("gpu", "nvidia", "--nv")) and P.CONTAINER_GPU.search(raw):
             self.add("flags", line)
-        if P.WSL.search(raw):
+        if ("wsl" in lower or "microsoft-standard" in lower) and P.WSL.search(raw):
             self.wsl = True
             self.add("env_lines", line)
-        for name, value in P.VISIBLE.findall(raw):
+        for name, value in P.VISIBLE.findall(raw) if "visible_devices" in lower else ():
             self.visible[name.upper()] = value
-        if self.python_version is None and (hit := P.PYTHON.search(raw)):
+        if self.python_version is None and ("python" in lower or "cp3" in lower) and (hit := P.PYTHON.search(raw)):
             g = hit.groups()
             self.python_version = g[0] or g[1] or (f"3.{g[2]}" if g[2] else f"3.{g[3]}")
         if not self.python_caller and P.PYTHON_CALLER.search(raw):
             self.python_caller = True
             self.signal("python", line)
-        if P.PYTHON_32BIT.search(raw) and re.search(r"python|bit|platform|architecture|win32", raw, re.I):
+        if any(w in lower for w in ("32", "x86")) and P.PYTHON_32BIT.search(raw) and _BITS.search(lower):
             self.signal("python-32bit", line)
 
     def driver_and_gpus(self, raw: str, line: str, lower: str) -> None:
@@ -858,6 +858,8 @@ _DIFFER_WORDS = (
     *("误差", "tolerance", "value", "label", "prediction", "accuracy"),
 )
 _DEVICE_WORDS = re.compile(r"gpu|cuda|cpu|显卡|provider")
+_ARM_WORDS = ("aarch64", "arm64", "jetson", "tegra", "l4t", "orin", "xavier")
+_BITS = re.compile(r"python|bit|platform|architecture|win32")
 _CHECKBOX = re.compile(r"^\[[+xX✓]\]\s{0,2}")
 _VENDOR_ONLY = re.compile(r"(AMD|Intel|ROCm)(?:\s(?:GPU|graphics|cuda))?", re.I)
 

@@ -201,16 +201,25 @@ def logical_lines(physical: list[tuple[int, str]]) -> list[Line]:
     """Physical lines (index in the paste, text; sorted, not necessarily consecutive) -> the program's lines:
     ANSI codes and prefixes removed, wrapped lines joined (only lines whose indices follow each other), quotes
     unified; empty lines dropped."""
-    raws = [(index, _ANSI.sub("", text).rstrip("\r")) for index, text in physical]
+    raws = [
+        (index, _ANSI.sub("", text).rstrip("\r") if "\x1b" in text else text.rstrip("\r")) for index, text in physical
+    ]
     width = _wrap_width([r for _, r in raws])
     out: list[Line] = []
     previous_raw = ""
+    stripped: dict[str, tuple[str, bool]] = {}  # a log repeats its lines: each distinct one is stripped once
+    joins: dict[tuple[str, str, str], str | None] = {}
     for index, raw in raws:
-        text, record = strip_prefixes(raw.strip())
-        text = unify(text)
+        if (known := stripped.get(raw)) is None:
+            text, record = strip_prefixes(raw.strip())
+            known = stripped[raw] = (unify(text), record)
+        text, record = known
         joined = False
         if out and not record and out[-1].last == index - 1:
-            separator = _continues(previous_raw, raw, out[-1].text, text, width)
+            key = (previous_raw, raw, out[-1].text)
+            if key not in joins:
+                joins[key] = _continues(previous_raw, raw, out[-1].text, text, width)
+            separator = joins[key]
             if separator is not None and len(out[-1].text) + len(text) <= JOIN_LIMIT:
                 last = out[-1]
                 out[-1] = Line(last.first, index, last.text + separator + text)
