@@ -98,6 +98,7 @@ class RuntimeEnvironment:
     cuda_visible_devices: str | None = None
     nvidia_visible_devices: str | None = None
     cuda_device_order: str | None = None  # PCI_BUS_ID: CUDA numbers GPUs as NVML does; else fastest first
+    cuda_force_ptx_jit: str | None = None  # CUDA_FORCE_PTX_JIT: "1" makes the driver ignore kernels and JIT PTX
 
 
 @dataclass(frozen=True)

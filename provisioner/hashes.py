@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from provisioner import childproc
 from provisioner.errors import BadInput, OrtprovError
 from provisioner.matrix.derive import PYPI_SIMPLE
 from provisioner.platforms import DEFAULT_GLIBC, pip_platform_tags
@@ -72,10 +72,8 @@ def pip_target_args(python: str, platforms: Sequence[str]) -> list[str]:
 def pip_version(python_exe: str) -> str | None:
     """The version of `python_exe -m pip`, or None when that interpreter has no working pip."""
     try:
-        done = subprocess.run(
-            [python_exe, "-m", "pip", "--version"], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = childproc.run([python_exe, "-m", "pip", "--version"], timeout=60)
+    except OSError:
         return None
     found = re.match(r"pip (\S+) ", done.stdout)
     return found.group(1) if done.returncode == 0 and found else None
@@ -154,15 +152,15 @@ def resolve(
             # fast-deps: read METADATA through HTTP range requests where the index serves no PEP 658
             # metadata, instead of downloading each wheel (onnxruntime-gpu ~300 MB, cuDNN ~700 MB).
             argv = resolve_argv(python_exe, req, report, python, platforms)
-            done = subprocess.run([*argv, *quiet], capture_output=True, text=True, timeout=timeout, check=False)
+            done = childproc.run([*argv, *quiet], timeout=timeout)
             if done.returncode != 0 and "fast-deps" in done.stderr and "invalid choice" in done.stderr:
                 argv = resolve_argv(python_exe, req, report, python, platforms, fast_deps=False)
-                done = subprocess.run([*argv, *quiet], capture_output=True, text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
-            raise OrtprovError(
-                f"resolving the requirements took more than {timeout:.0f} s",
-                hint="check access to the package index, or render without --hashes",
-            ) from None
+                done = childproc.run([*argv, *quiet], timeout=timeout)
+            if done.timed_out:
+                raise OrtprovError(
+                    f"resolving the requirements took more than {timeout:.0f} s",
+                    hint="check access to the package index, or render without --hashes",
+                )
         except OSError as exc:
             raise OrtprovError(f"cannot run pip to resolve the requirements: {exc.strerror}") from None
         if done.returncode != 0 or not report.exists():

@@ -31,11 +31,6 @@ def vtuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in match.group(1).split("."))
 
 
-def is_numeric_version(text: str) -> bool:
-    """True for "535", "535.104.05", "12.4"."""
-    return bool(_NUMERIC.match(text))
-
-
 @lru_cache(maxsize=4096)
 def at_least(version: str, floor: str) -> bool:
     """version >= floor, comparing dotted numbers ("535.104" >= "525.60.13"; "580" == "580.0.0")."""

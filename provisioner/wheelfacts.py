@@ -69,24 +69,6 @@ class WheelFacts:
                 return int(match.group(1))
         return None
 
-    @property
-    def cudnn_major_linked(self) -> str | None:
-        """The cuDNN major the CUDA provider links directly (older releases), e.g. "8"."""
-        for lib in self.cuda_provider_libraries or ():
-            match = re.fullmatch(r"libcudnn\.so\.(\d+)", lib)
-            if match:
-                return match.group(1)
-        return None
-
-    @property
-    def cudart_major_linked(self) -> str | None:
-        """The CUDA major of libcudart the CUDA provider links, e.g. "12"."""
-        for lib in self.cuda_provider_libraries or ():
-            match = re.fullmatch(r"libcudart\.so\.(\d+)", lib)
-            if match:
-                return match.group(1)
-        return None
-
 
 def parse_wheel_name(filename: str) -> WheelName | None:
     """Parse `onnxruntime_gpu-1.20.0-cp313-cp313t-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl`."""

@@ -257,11 +257,3 @@ def stream_member(source: RangeSource, entry: ZipEntry, chunk: int = 1 << 20) ->
         yield tail
     if entry.crc32 and crc != entry.crc32:
         raise ZipRangeError(f"{entry.name}: CRC-32 mismatch after decompression")
-
-
-def read_members(
-    source: RangeSource, names: dict[str, int | None], entries: dict[str, ZipEntry] | None = None
-) -> dict[str, bytes]:
-    """Several members by exact name -> max bytes (None: whole); absent names are left out."""
-    entries = entries if entries is not None else central_directory(source)
-    return {name: read_member(source, entries[name], limit) for name, limit in names.items() if name in entries}

@@ -162,8 +162,8 @@ def _model_findings(python: str, model: str, budget: float) -> tuple[Any, ...]:
     """`--model`: tune the model (as `ortprov tune`, within --budget) and report what it found."""
     from provisioner.tune.analysis import analyse
     from provisioner.tune.findings import tune_findings
+    from provisioner.tune.measure import run_tune
     from provisioner.tune.preflight import TargetCannotRun
-    from provisioner.tune.runner import run_tune
 
     def progress(line: str) -> None:
         sys.stderr.write(line + "\n")

@@ -68,7 +68,7 @@ def tune(
     from provisioner.probe import target as probe
     from provisioner.render.tune import TuneResult
     from provisioner.tune.analysis import analyse
-    from provisioner.tune.runner import run_tune
+    from provisioner.tune.measure import run_tune
 
     sequence, source = _sequence(shape, shapes)
     if inputs_dir is not None:

@@ -18,7 +18,7 @@ from provisioner.installer.tools import find_conda_tool
 from provisioner.plan import Plan, Step, canonical, step_argv
 
 if TYPE_CHECKING:
-    from provisioner.installer.target import Target
+    from provisioner.installer.venv import Target
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from provisioner.errors import BadInput, OrtprovError
-from provisioner.installer import target as targets
+from provisioner.installer import venv as targets
+from provisioner.installer.command import diagnose, run_command, tail
 from provisioner.installer.events import (
     ApplyResult,
     DownloadStarted,
@@ -38,7 +39,6 @@ from provisioner.installer.events import (
     VerifyEnded,
     VerifyStarted,
 )
-from provisioner.installer.runner import diagnose, run_command, tail
 from provisioner.installer.steps import commands_for, with_sources
 from provisioner.installer.transaction import ApplyFailed, Execution, apply_plan, dry_run, locked
 from provisioner.plan import LOADER_HOOK, Plan, requirement_name, step_environment
@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from provisioner.installer.events import Listener
-    from provisioner.installer.target import Distributions, Target, Where
     from provisioner.installer.transaction import Session
+    from provisioner.installer.venv import Distributions, Target, Where
     from provisioner.probe.packages import PackagesReport
     from provisioner.verify.report import VerifyReport
 
@@ -133,7 +133,7 @@ class Opened:
 
 
 def find_target(settings: ApplySettings) -> Where:
-    """The target the settings name, found and checked (installer/target.find), nothing of it read."""
+    """The target the settings name, found and checked (installer/venv.find), nothing of it read."""
     from provisioner.installer.tools import find_uv
 
     settings.check()
@@ -289,7 +289,7 @@ def _hook_files(plan: Plan) -> dict[str, bytes] | None:
     """The loader hook's files when the plan installs it (its soname table comes from the matrix)."""
     if not any(step.kind == LOADER_HOOK for step in plan.steps):
         return None
-    from provisioner.installer.loader_hook import hook_files
+    from provisioner.installer.hook_files import hook_files
     from provisioner.matrix.load import load_matrix
     from provisioner.matrix.query import sonames_by_cuda_major, tensorrt_library_dirs, tensorrt_opened_later
 

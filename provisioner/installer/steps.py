@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from provisioner.plan import Plan, Step, canonical, step_argv
 
 if TYPE_CHECKING:
-    from provisioner.installer.target import Distributions, Target
+    from provisioner.installer.venv import Distributions, Target
 
 
 def with_sources(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from provisioner import childproc
 from provisioner.errors import BadInput
 
 CONDA_TOOLS = ("micromamba", "mamba", "conda")
@@ -24,10 +24,10 @@ def find_uv() -> list[str] | None:
     if beside.is_file():
         return [str(beside)]
     try:
-        proc = subprocess.run([sys.executable, "-m", "uv", "--version"], capture_output=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
+        proc = childproc.run([sys.executable, "-m", "uv", "--version"], timeout=20)
+    except OSError:
         return None
-    return [sys.executable, "-m", "uv"] if proc.returncode == 0 else None
+    return [sys.executable, "-m", "uv"] if proc.returncode == 0 and not proc.timed_out else None
 
 
 def find_conda_tool() -> list[str] | None:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from provisioner.errors import BadInput, OrtprovError
 from provisioner.findings import Finding
-from provisioner.installer import faults, loader_hook, snapshot
+from provisioner.installer import faults, hook_files, snapshot
+from provisioner.installer.command import CommandResult, Interrupted, SignalGuard, diagnose, run_command, tail
 from provisioner.installer.events import (
     UNKNOWN_CHANGES,
     AlreadySatisfied,
@@ -36,9 +37,8 @@ from provisioner.installer.events import (
 )
 from provisioner.installer.lock import UV_LOCK, ApplyLock, Busy, remove_unheld
 from provisioner.installer.lock import acquire as acquire_lock
-from provisioner.installer.runner import CommandResult, Interrupted, SignalGuard, diagnose, run_command, tail
 from provisioner.installer.steps import Command, dry_run_argv, parse_dry_run
-from provisioner.installer.target import Distributions, Target, distributions
+from provisioner.installer.venv import Distributions, Target, distributions
 from provisioner.plan import (
     LOADER_HOOK,
     REMOVE_LOADER_HOOK,
@@ -85,7 +85,7 @@ class Execution:
     verbose: bool = False
     yes: bool = False
     env: dict[str, str] | None = None  # extra environment for the installer
-    hook_files: dict[str, bytes] | None = None  # the loader hook's files (installer/loader_hook.hook_files)
+    hook_files: dict[str, bytes] | None = None  # the loader hook's files (installer/hook_files.hook_files)
     # run after the steps, before the snapshot goes: None keeps the change, a sentence restores it
     check: Callable[[], str | None] | None = None
 
@@ -271,10 +271,10 @@ def hook_work(command: Command, target: Target, execution: Execution) -> list[st
             raise OrtprovError("internal error: the loader hook's files were not prepared")
         if not target.site_packages:  # a venv still to be created: every file
             return list(execution.hook_files)
-        return loader_hook.pending(target.site_packages, execution.hook_files)
+        return hook_files.pending(target.site_packages, execution.hook_files)
     if command.step.kind == REMOVE_LOADER_HOOK:
-        present = bool(target.site_packages) and loader_hook.installed(target.site_packages)
-        return [loader_hook.PTH_FILE, loader_hook.PACKAGE_DIR + "/"] if present else []
+        present = bool(target.site_packages) and hook_files.installed(target.site_packages)
+        return [hook_files.PTH_FILE, hook_files.PACKAGE_DIR + "/"] if present else []
     raise OrtprovError(f"internal error: ortprov does not carry out {command.step.kind!r} steps")
 
 
@@ -282,9 +282,9 @@ def carry_out(command: Command, target: Target, execution: Execution) -> tuple[l
     """Do an ortprov step (write or remove the loader hook): (the files it changed, what it says)."""
     if command.step.kind == LOADER_HOOK:
         assert execution.hook_files is not None
-        written = loader_hook.write(target.site_packages, execution.hook_files, target.python)
+        written = hook_files.write(target.site_packages, execution.hook_files, target.python)
         return written, (f"wrote {', '.join(written)} in {target.site_packages}" if written else "already up to date")
-    removed = loader_hook.remove(target.site_packages)
+    removed = hook_files.remove(target.site_packages)
     return removed, (f"removed {', '.join(removed)} from {target.site_packages}" if removed else "not installed")
 
 

@@ -145,23 +145,12 @@ def cuda_images(matrix: Matrix, cuda_version: str, cudnn: str | None) -> tuple[D
     return tuple(sorted(images, key=lambda i: (vtuple(i.cuda_version)[:2] != want, vtuple(i.cuda_version))))
 
 
-def cuda_error_numbers(matrix: Matrix) -> dict[str, int]:
-    """cudaError_t name -> number ("cudaErrorInsufficientDriver" -> 35), for reading logs."""
-    return {error.name: error.number for error in matrix.cuda_errors}
-
-
 # --- GPU models ---------------------------------------------------------------------------------------------
 
 
 def gpu_models_by_key(matrix: Matrix) -> dict[str, GpuModel]:
     """gpu_key(name or alias) -> the model, for reading logs (gpus.yaml)."""
     return {gpu_key(n): gpu for gpu in matrix.gpu_models for n in (gpu.name, *gpu.aliases)}
-
-
-def gpu_compute_capability(matrix: Matrix, name: str) -> str | None:
-    """The compute capability of a GPU named in a log ("GeForce GT 710" -> "3.5"), None when unknown."""
-    gpu = gpu_models_by_key(matrix).get(gpu_key(name))
-    return gpu.compute_capability if gpu else None
 
 
 # --- NVIDIA library wheels ----------------------------------------------------------------------------------

@@ -11,15 +11,12 @@ in the child, never in ortprov's process.
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
 import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from provisioner import standalone
-from provisioner.childproc import kill_group
+from provisioner import childproc, standalone
 
 if TYPE_CHECKING:
     from provisioner.facts import Gpu
@@ -51,33 +48,18 @@ def bus_id_key(text: str | None) -> tuple[int, int, int, int] | None:
 def cuda_bus_ids(env: dict[str, str], timeout: float = 20.0) -> tuple[tuple[str, ...] | None, str | None]:
     """(the PCI bus ids of the devices CUDA sees with `env`, in CUDA's order; None and why when it cannot say)."""
     try:
-        process = subprocess.Popen(
-            [sys.executable, "-I", str(PROGRAM)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
+        # -E -s, not -I: isolated mode would leave the program's folder (its sibling protocol.py) off sys.path
+        ended = childproc.run([sys.executable, "-E", "-s", str(PROGRAM)], timeout=timeout, env=env)
     except OSError as exc:
         return None, f"cannot start {sys.executable}: {exc}"
-    try:
-        stdout, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(process)
-        process.communicate()
+    if ended.timed_out:
         return None, f"the CUDA driver did not answer within {timeout:.0f} s"
-    lines = stdout.strip().splitlines()
-    try:
-        answer = json.loads(lines[-1]) if lines else {}
-    except ValueError:
-        answer = {}
+    answer = ended.answer() or {}
     if isinstance(answer.get("bus_ids"), list):
         return tuple(str(item) for item in answer["bus_ids"]), None
-    if process.returncode < 0:
-        return None, f"the CUDA driver query died with signal {-process.returncode}"
-    return None, str(answer.get("error") or f"the CUDA driver query failed (exit {process.returncode})")
+    if ended.returncode is not None and ended.returncode < 0:
+        return None, f"the CUDA driver query died with signal {-ended.returncode}"
+    return None, str(answer.get("error") or f"the CUDA driver query failed (exit {ended.returncode})")
 
 
 def visible_by_bus_id(gpus: tuple[Gpu, ...], bus_ids: tuple[str, ...]) -> tuple[Gpu, ...] | None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from provisioner import childproc
 from provisioner.facts import LibraryHit, NvidiaWheel, TorchInfo
 from provisioner.standalone.libnames import match_library
 
@@ -55,10 +55,10 @@ def read_ldconfig(timeout: float = 5.0) -> str:
     """The text of `ldconfig -p` ('' when ldconfig is missing or fails)."""
     for command in ("/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"):
         try:
-            completed = subprocess.run([command, "-p"], capture_output=True, text=True, timeout=timeout, check=False)
-        except (OSError, subprocess.SubprocessError):
+            completed = childproc.run([command, "-p"], timeout=timeout)
+        except OSError:
             continue
-        if completed.returncode == 0:
+        if completed.returncode == 0 and not completed.timed_out:
             return completed.stdout
     return ""
 

@@ -4,13 +4,12 @@ as facts: the interpreter, its onnxruntime flavours, torch, NVIDIA wheels, every
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from provisioner.facts import MissingFiles, NvidiaWheel, OrtDist, PythonInfo, TorchInfo
-from provisioner.standalone.packages_probe import MARKER
+from provisioner.standalone import protocol
 
 _CU_SUFFIX = re.compile(r"-cu(\d+)(?=-|$)")
 _CU_DIR = re.compile(r"^cu(\d+)$")
@@ -68,16 +67,12 @@ def parse_child_output(stdout: str, stderr: str, returncode: int, python: str) -
 
 
 def parse_answer(stdout: str, stderr: str, returncode: int, python: str) -> dict[str, Any] | str:
-    """The JSON after the child's marker line, or one error line (a crash, garbage, an old Python)."""
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(MARKER):
-            try:
-                data = json.loads(line[len(MARKER) :])
-            except json.JSONDecodeError as exc:
-                return f"package probe: unreadable answer ({exc.msg})"
-            if not isinstance(data, dict):
-                return "package probe: unreadable answer (not an object)"
-            return data
+    """The probe's answer (its last protocol message), or one error line (a crash, garbage, an old Python)."""
+    answer = protocol.last(stdout)
+    if answer is not None:
+        return answer
+    if any(line.startswith(protocol.MARKER) for line in stdout.splitlines()):
+        return "package probe: unreadable answer (not a JSON object)"
     return f"package probe: {python} gave no answer ({exit_reason(stderr, returncode)})"
 
 

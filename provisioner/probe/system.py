@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import platform
 import re
-import subprocess
 from pathlib import Path
 
+from provisioner import childproc
 from provisioner.facts import PlatformInfo, RuntimeEnvironment
 
 _GLIBC = re.compile(r"\b(?:glibc|GLIBC|GNU libc)[^\d]*(\d+\.\d+)")
@@ -61,8 +61,8 @@ def glibc_version() -> str | None:
     if found:
         return found
     try:
-        completed = subprocess.run(["ldd", "--version"], capture_output=True, text=True, timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
+        completed = childproc.run(["ldd", "--version"], timeout=5)
+    except OSError:
         return None
     return parse_ldd_version(completed.stdout or completed.stderr)
 
@@ -121,7 +121,7 @@ def detect_wsl(root: Path = Path("/")) -> bool:
 
 
 def read_environment(root: Path = Path("/"), env: dict[str, str] | None = None) -> RuntimeEnvironment:
-    """Container, WSL and the variables that hide GPUs."""
+    """Container, WSL, the variables that hide GPUs and the one that makes the driver ignore their kernels."""
     env = dict(os.environ) if env is None else env
     return RuntimeEnvironment(
         container=detect_container(root, env),
@@ -129,4 +129,5 @@ def read_environment(root: Path = Path("/"), env: dict[str, str] | None = None) 
         cuda_visible_devices=env.get("CUDA_VISIBLE_DEVICES"),
         nvidia_visible_devices=env.get("NVIDIA_VISIBLE_DEVICES"),
         cuda_device_order=env.get("CUDA_DEVICE_ORDER"),
+        cuda_force_ptx_jit=env.get("CUDA_FORCE_PTX_JIT"),
     )

@@ -23,8 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from provisioner import standalone
-from provisioner.childproc import die_with_parent, kill_group
+from provisioner import childproc, standalone
 from provisioner.errors import BadInput
 from provisioner.probe.packages import (
     FilesReport,
@@ -171,18 +170,8 @@ class TargetProbe:
         self._error: str | None = None
         self._process: subprocess.Popen[str] | None = None
         try:
-            self._process = subprocess.Popen(
-                [python, str(PROGRAM), *args],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                env=_child_env(),
-                start_new_session=os.name == "posix",  # so a timeout kills its children too
-                preexec_fn=die_with_parent(),  # and it dies with ortprov
-            )
+            # its own group (a timeout kills its children too), and it dies with ortprov
+            self._process = childproc.start([python, str(PROGRAM), *args], env=_child_env())
         except OSError as exc:
             self._error = exc.strerror or str(exc)
             return
@@ -255,14 +244,13 @@ class TargetProbe:
     def _kill(self) -> None:
         """Kill the probe and everything it started (its own session on POSIX), then reap it."""
         assert self._process is not None
-        kill_group(self._process)
+        childproc.kill_group(self._process)
         self._process.wait()
         for thread in self._readers:
             thread.join(timeout=5)
 
 
 def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
+    env = childproc.python_env()
     env.pop("PYTHONSTARTUP", None)
-    env["PYTHONIOENCODING"] = "utf-8"
     return env

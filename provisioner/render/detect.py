@@ -122,6 +122,7 @@ def render_summary(facts: HostFacts) -> str:
         ("CUDA_VISIBLE_DEVICES", env.cuda_visible_devices),
         ("NVIDIA_VISIBLE_DEVICES", env.nvidia_visible_devices),
         ("CUDA_DEVICE_ORDER", env.cuda_device_order),
+        ("CUDA_FORCE_PTX_JIT", env.cuda_force_ptx_jit),
     ):
         if value is not None:
             lines.append(f"  {variable}={value!r}")

@@ -2,17 +2,18 @@
 
     verify_child.py     in the target interpreter: proves a GPU session (provisioner/verify/runner.py)
     tune_child.py       in the target interpreter: times a model's sessions, one request at a time
-                        (provisioner/tune/runner.py)
+                        (provisioner/tune/measure.py)
     packages_probe.py   in the target interpreter: what it is and holds (provisioner/probe/target.py)
     cuda_order.py       asks the CUDA driver for its device order (provisioner/probe/cuda_order.py)
     check_cuda_libs.py  in a Docker build: every CUDA library resolves (the Dockerfile recipe embeds it)
-    loader_hook.py      in the target's site-packages as _ortprov_loader (provisioner/installer/loader_hook.py)
+    loader_hook.py      in the target's site-packages as _ortprov_loader (provisioner/installer/hook_files.py)
     elf.py              shared: the one ELF reader (DT_NEEDED, RPATH, RUNPATH, SONAME, the section table)
     pe.py               shared: the one PE reader (sections, imported and delay-loaded DLLs)
     fatbin.py           shared: a CUDA library's GPU code (kernels, PTX) and needs, in one front-to-back pass
                         (bin/derive_release.py and `matrix update` over every wheel)
     libnames.py         shared: the one table of CUDA library names
     tensor_types.py     shared: onnxruntime's tensor types and the numpy dtypes that feed them
+    protocol.py         shared: how a program answers ortprov (JSON messages after one marker; childproc.py reads)
 
 Every program imports its siblings with the same lines:
 

@@ -1,16 +1,20 @@
 """The CUDA driver's device order: the PCI bus ids of the devices CUDA sees, in CUDA's numbering.
 
-Run by provisioner/probe/cuda_order.py in a child process (`python -I cuda_order.py`), so that the driver
+Run by provisioner/probe/cuda_order.py in a child process (`python -E -s cuda_order.py`), so that the driver
 never runs in ortprov's own process; the environment it is given (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER)
-is the one asked about. Standard library only (ctypes on libcuda.so.1 or nvcuda.dll), Python 3.8+. Prints
-one JSON line: {"bus_ids": [...]} or {"error": "..."}.
+is the one asked about. Standard library only (ctypes on libcuda.so.1 or nvcuda.dll), Python 3.8+. Sends one
+message (protocol.py): {"bus_ids": [...]} or {"error": "..."}.
 """
 
 from __future__ import annotations
 
 import ctypes
-import json
 import sys
+
+if __package__:  # a package member: provisioner.standalone (ortprov's tests)
+    from . import protocol
+else:  # run as a script: its folder is sys.path[0]
+    import protocol  # type: ignore[no-redef]
 
 CUDA_ERROR_NO_DEVICE = 100  # cuInit's answer when CUDA_VISIBLE_DEVICES leaves no device
 
@@ -39,4 +43,4 @@ def bus_ids() -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(bus_ids()))
+    protocol.send(bus_ids())

@@ -1,7 +1,7 @@
 """The target probe: run *inside the target interpreter* by provisioner.probe.target, it says what that is.
 
 Standard library only, Python 3.8 to 3.14. It first prints `ORTPROV-PROBE-HELLO` (a working Python), then one
-line `ORTPROV-PROBE <json>`: the interpreter (version, ABI, prefix, venv / conda / PEP 668 state, the loader
+message (protocol.py): the interpreter (version, ABI, prefix, venv / conda / PEP 668 state, the loader
 hook), where it installs (purelib, platlib, scripts), every distribution's name and version, and in detail
 the onnxruntime flavours, torch and the NVIDIA wheels. It never imports onnxruntime or torch: names, versions
 and file lists come from the installed .dist-info / .egg-info folders on sys.path (read the way
@@ -15,24 +15,23 @@ the prefix (where `apply` takes its lock before it reads anything else).
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 import sys
 import sysconfig
 
 if __package__:  # a package member: provisioner.standalone (ortprov itself)
-    from . import libnames, loader_hook
+    from . import libnames, loader_hook, protocol
 else:  # run as a script: its folder is sys.path[0]
     import libnames  # type: ignore[no-redef]
     import loader_hook  # type: ignore[no-redef]
+    import protocol  # type: ignore[no-redef]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 HELLO = "ORTPROV-PROBE-HELLO"  # the first line: the target is a Python that runs this program
-MARKER = "ORTPROV-PROBE "  # the answer's line
 ASSIGNMENT = re.compile(r"""^([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=\s*(?:'([^']*)'|"([^"]*)"|(None))\s*$""", re.M)
 CANDIDATE_PREFIXES = ("onnxruntime", "ort-nightly", "torch", "nvidia", "tensorrt")
 REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -375,8 +374,7 @@ def main() -> None:
         facts = {"python": python_facts(), "paths": install_paths()}
         facts.update(packages_facts(errors))
     facts["errors"] = errors
-    sys.stdout.write(MARKER + json.dumps(facts) + "\n")
-    sys.stdout.flush()
+    protocol.send(facts)
 
 
 if __name__ == "__main__":

@@ -159,17 +159,3 @@ def read_imports(read: Reader, headers: Headers | None = None) -> tuple[list[str
             rva = name if attributes & 1 else name - headers.image_base  # old tables hold addresses, not RVAs
             delayed.append(_string(read, headers.file_offset(rva)))
     return imported, delayed
-
-
-def read_imports_file(path: str) -> tuple[list[str], list[str]]:
-    """read_imports of a DLL on disk (OSError when it cannot be opened)."""
-    with open(path, "rb") as handle:
-
-        def read(offset: int, length: int) -> bytes:
-            handle.seek(offset)
-            return handle.read(length)
-
-        try:
-            return read_imports(read)
-        except struct.error as exc:
-            raise PeError(f"{path}: {exc}") from None

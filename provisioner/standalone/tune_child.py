@@ -1,7 +1,7 @@
 """ortprov tune child: time one model's sessions inside the TARGET interpreter, one request at a time, and check
 that each variant gives the reference's answers.
 
-Run as `TARGET_PYTHON tune_child.py` by provisioner/tune/runner.py. Standard library + onnxruntime + numpy (and
+Run as `TARGET_PYTHON tune_child.py` by provisioner/tune/measure.py. Standard library + onnxruntime + numpy (and
 PIL or cv2 only to read the user's images); Python 3.8+. It decides nothing: the parent says what to run, it runs
 it and reports every timing and every comparison. After importing onnxruntime it writes a `ready` event; then it
 reads one JSON request per line on stdin and answers with JSON events, one per line, on the real stdout (anything
@@ -39,8 +39,9 @@ import time
 from typing import Any
 
 if __package__:  # a package member: provisioner.standalone (ortprov's tests)
-    from . import tune_compare, tune_inputs, tune_profile, tune_session
+    from . import protocol, tune_compare, tune_inputs, tune_profile, tune_session
 else:  # run as a script: its folder is sys.path[0]
+    import protocol  # type: ignore[no-redef]
     import tune_compare  # type: ignore[no-redef]
     import tune_inputs  # type: ignore[no-redef]
     import tune_profile  # type: ignore[no-redef]
@@ -56,9 +57,8 @@ _out: Any = None  # the real stdout, kept for the events
 
 
 def emit(event: dict) -> None:
-    """One JSON event on the real stdout."""
-    _out.write(json.dumps(event, default=str) + "\n")
-    _out.flush()
+    """One event (a protocol message) on the real stdout."""
+    protocol.send(event, _out)
 
 
 def mark(prefix: str, request_id: Any) -> None:

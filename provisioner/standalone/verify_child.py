@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
 import subprocess
@@ -20,10 +19,11 @@ import time
 from typing import Any
 
 if __package__:  # a package member: provisioner.standalone (ortprov's tests)
-    from . import elf, libnames, tensor_types
+    from . import elf, libnames, protocol, tensor_types
 else:  # run as a script: its folder is sys.path[0]
     import elf  # type: ignore[no-redef]
     import libnames  # type: ignore[no-redef]
+    import protocol  # type: ignore[no-redef]
     import tensor_types  # type: ignore[no-redef]
 
 SCHEMA = 1
@@ -977,7 +977,7 @@ def main(argv: list | None = None) -> int:
     result = run(args)
     result["duration_s"] = round(time.perf_counter() - started, 4)
     stage("done")
-    real_stdout.write(json.dumps(result, default=str) + "\n")
+    protocol.send(result, real_stdout)
     real_stdout.flush()
     return 0
 

@@ -10,7 +10,6 @@ there): `last_log` after each answer.
 from __future__ import annotations
 
 import json
-import os
 import queue
 import re
 import subprocess
@@ -18,9 +17,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from provisioner import standalone
-from provisioner.childproc import kill_group
+from provisioner import childproc, standalone
 from provisioner.serde import from_jsonable
+from provisioner.standalone import protocol
 from provisioner.tune.report import Runtime, clean_log_text
 
 if TYPE_CHECKING:
@@ -50,20 +49,12 @@ class TuneChild:
         self.runtime: Runtime | None = None
 
     def start(self, timeout: float) -> Runtime:
-        env = {**os.environ, "PYTHONIOENCODING": "utf-8", "PYTHONUNBUFFERED": "1"}
         self.events = queue.Queue()
         self.stderr = []
         try:
-            self.process = subprocess.Popen(
-                [self.python, str(CHILD_SCRIPT)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                env=env,
-                start_new_session=True,
+            # its own group and the parent-death signal, like every child (provisioner/childproc.py)
+            self.process = childproc.start(
+                [self.python, str(CHILD_SCRIPT)], env=childproc.python_env(), stdin=childproc.PIPE, line_buffered=True
             )
         except OSError as exc:
             return Runtime(python=self.python, python_version="", error=f"cannot start it: {exc}")
@@ -135,11 +126,8 @@ class TuneChild:
     def _read_events(self, process: subprocess.Popen[str]) -> None:
         assert process.stdout is not None
         for line in process.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
+            event = protocol.message(line)
+            if event is not None:
                 self.events.put(event)
         self.events.put(None)
 
@@ -160,7 +148,7 @@ class TuneChild:
                     process.stdin.flush()
                 process.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
-                kill_group(process)
+                childproc.kill_group(process)
                 process.wait(timeout=5)
 
 

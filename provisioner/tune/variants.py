@@ -224,11 +224,6 @@ def ran(measurement: Measurement | None) -> bool:
     return measurement is not None and measurement.status in ("ok", "cut-short") and bool(measurement.cold_ms)
 
 
-def cuda_usable(report: TuneReport) -> bool:
-    """CUDA with onnxruntime's defaults ran (if only its first runs, cut short): the other CUDA variants can."""
-    return ran(report.measurement(CUDA_DEFAULT.name))
-
-
 def best_score(report: TuneReport) -> float | None:
     """The best total measured so far among the variants that keep the answers (the CPU included)."""
     scores = [s for s in (score(m) for m in report.measurements if keeps_answers(m)) if s is not None]

@@ -7,16 +7,12 @@ interpreter, no such model, an unknown provider) raise BadInput before anything 
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import signal
-import subprocess
 import time
 from pathlib import Path
 
-from provisioner import standalone
-from provisioner.childproc import die_with_parent, kill_group
+from provisioner import childproc, standalone
 from provisioner.errors import BadInput
 from provisioner.verify.report import Failure, VerifyReport
 
@@ -129,17 +125,10 @@ def lazy_sonames() -> dict[str, tuple[str, ...]]:
 def _run_child(
     argv: list[str], timeout: float, env: dict[str, str], provider: str, static: bool, python: str
 ) -> VerifyReport:
-    started = time.monotonic()
     mode = "static" if static else "session"
     try:
-        process = subprocess.Popen(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            start_new_session=True,
-            preexec_fn=die_with_parent(),  # a CUDA session that hangs dies with ortprov, even a killed one
-        )
+        # its own group and the parent-death signal: a CUDA session that hangs dies with ortprov, even a killed one
+        ended = childproc.run(argv, timeout=timeout, env=env)
     except OSError as exc:
         return _failed_report(
             "error",
@@ -149,35 +138,27 @@ def _run_child(
             Failure("child-error", f"cannot start {python}: {exc}"),
             timeout=timeout,
         )
-    timed_out = False
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        kill_group(process)
-        out, err = process.communicate()
-    duration = round(time.monotonic() - started, 3)
-    stderr_text = err.decode("utf-8", "replace")
+    timed_out, duration, stderr_text = ended.timed_out, ended.seconds, ended.stderr
     stage, clean_stderr = _split_stages(stderr_text)
     common = {
         "stage": stage,
         "stderr": clean_stderr[-STDERR_TAIL_CHARS:],
         "ort_messages": _messages(clean_stderr),
-        "exit_code": process.returncode,
+        "exit_code": ended.returncode,
         "duration_s": duration,
         "timeout_s": timeout,
     }
     if timed_out:
         failure = Failure("timeout", f"the verify child did not finish within {timeout:g} s (stuck at stage {stage!r})")
         return _replace(_failed_report("timeout", mode, provider, python, failure), **common)
-    if process.returncode is not None and process.returncode < 0:
-        name = _signal_name(-process.returncode)
+    if ended.signal is not None:
+        name = ended.signal
         failure = Failure("crashed", f"the verify child was killed by {name} at stage {stage!r}")
         return _replace(_failed_report("crashed", mode, provider, python, failure), signal=name, **common)
-    data = _last_json(out.decode("utf-8", "replace"))
-    if data is None:
+    data = ended.answer()
+    if data is None or "failures" not in data:
         tail = clean_stderr.strip().splitlines()[-1:] or ["no output"]
-        failure = Failure("child-error", f"the verify child exited with {process.returncode} and no report: {tail[0]}")
+        failure = Failure("child-error", f"the verify child exited with {ended.returncode} and no report: {tail[0]}")
         return _replace(_failed_report("error", mode, provider, python, failure), **common)
     data.update({k: v for k, v in common.items()})
     data.pop("duration_s", None)
@@ -212,13 +193,6 @@ def _replace(report: VerifyReport, **changes: object) -> VerifyReport:
     return dataclasses.replace(report, **changes)  # type: ignore[arg-type]
 
 
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
 def _split_stages(text: str) -> tuple[str | None, str]:
     stage = None
     kept = []
@@ -237,19 +211,6 @@ def _messages(text: str) -> tuple[str, ...]:
         if line and _MESSAGE_LINE.search(line) and line not in seen:
             seen.append(line[:2000])
     return tuple(seen[:50])
-
-
-def _last_json(text: str) -> dict | None:
-    for line in reversed(text.strip().splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(data, dict) and "failures" in data:
-                return data
-    return None
 
 
 def _preload_may_help(report: VerifyReport) -> bool:

@@ -121,23 +121,27 @@ class OwnWork:
         self.stream = d.call("stream", "cuStreamCreate", 0)
         self.host = np.zeros(N, np.float32)
 
-    def launch(self, step: str) -> bool:
-        """Copy in, add one on the GPU (in its stream), copy out, synchronise: True when every call worked."""
+    def launch(self, step: str, kernel: Any = None, buffer: Any = None, stream: Any = None) -> bool:
+        """Copy in, add one on the GPU, copy out, synchronise: True when every call worked. By default its own
+        kernel, buffer and stream; `stream=0` is the default stream, which belongs to whatever context is
+        current (what pycuda code that passes no stream uses)."""
         d, np = self.d, self.np
-        if self.kernel is None or self.buffer is None or self.stream is None:
+        kernel = self.kernel if kernel is None else kernel
+        buffer = self.buffer if buffer is None else buffer
+        stream = self.stream if stream is None else stream
+        if kernel is None or buffer is None or stream is None:
             return False
-        ok = d.call(step, "cuMemcpyHtoDAsync", self.buffer, self.host.ctypes.data, N * 4, self.stream) is not None
-        pointer = np.array([int(self.buffer)], dtype=np.uint64)
+        ok = d.call(step, "cuMemcpyHtoDAsync", buffer, self.host.ctypes.data, N * 4, stream) is not None
+        pointer = np.array([int(buffer)], dtype=np.uint64)
         count = np.array([N], dtype=np.uint32)
         params = np.array([pointer.ctypes.data, count.ctypes.data], dtype=np.uint64)
-        launched = d.call(
-            step, "cuLaunchKernel", self.kernel, N // 256, 1, 1, 256, 1, 1, 0, self.stream, params.ctypes.data, 0
-        )
+        launched = d.call(step, "cuLaunchKernel", kernel, N // 256, 1, 1, 256, 1, 1, 0, stream, params.ctypes.data, 0)
         ok = launched is not None and ok
-        ok = (
-            d.call(step, "cuMemcpyDtoHAsync", self.host.ctypes.data, self.buffer, N * 4, self.stream) is not None and ok
-        )
-        ok = d.call(step, "cuStreamSynchronize", self.stream) is not None and ok
+        ok = d.call(step, "cuMemcpyDtoHAsync", self.host.ctypes.data, buffer, N * 4, stream) is not None and ok
+        if isinstance(stream, int) and stream == 0:
+            ok = d.call(step, "cuCtxSynchronize") is not None and ok
+        else:
+            ok = d.call(step, "cuStreamSynchronize", stream) is not None and ok
         return ok
 
 
@@ -181,6 +185,16 @@ def scenario(kind: str, model: str) -> dict[str, Any]:
     )
     log(f"  current context after onnxruntime ran: {out['current_after_ort']}")
     out["after_ort"] = work.launch("own work after onnxruntime, same thread, no push")
+    # What pycuda code does through the *current* context without naming it (after onnxruntime made the primary
+    # one current): the default stream, a module loaded now (a TensorRT engine deserialised now is the same).
+    out["default_stream_after_ort"] = work.launch("own kernel on the default stream after onnxruntime", stream=0)
+    late_module = d.call("load after onnxruntime", "cuModuleLoadData", PTX)
+    late_kernel = None
+    if late_module is not None:
+        late_kernel = d.call("load after onnxruntime", "cuModuleGetFunction", late_module, b"add_one")
+    out["late_module_on_own_stream"] = late_kernel is not None and work.launch(
+        "a kernel loaded after onnxruntime, launched on its own stream", kernel=late_kernel
+    )
     d.call("push", "cuCtxPushCurrent", own_ctx)
     out["after_push"] = work.launch("own work after pushing its context again (the push/pop workaround)")
     d.call("pop", "cuCtxPopCurrent")
@@ -204,6 +218,12 @@ def scenario(kind: str, model: str) -> dict[str, Any]:
     worker.start()
     worker.join(120)
     out["after_ort_in_thread"] = work.launch("own work after onnxruntime ran in another thread")
+    # last, as an error here can poison the context: memory allocated while onnxruntime's context is current,
+    # used by its own kernel on its own stream (a pycuda gpuarray made after the session)
+    late_buffer = d.call("alloc after onnxruntime", "cuMemAlloc", N * 4)
+    out["late_alloc_on_own_stream"] = late_buffer is not None and work.launch(
+        "memory allocated after onnxruntime, used by its own kernel on its own stream", buffer=late_buffer
+    )
     failed = [c for c in d.calls if not c["ok"]]
     out["failed_calls"] = sorted({f"{c['call']}: {c['result']}" for c in failed})
     out["calls"] = d.calls

@@ -37,8 +37,9 @@ for kind in ("private", "primary"):
         data = json.loads((out / f"ctx-clash-{kind}.json").read_text().strip().splitlines()[-1])
     except Exception as exc:  # noqa: BLE001
         print(f"{kind}: no result ({exc})"); continue
-    keys = ("own_context_is_primary", "before_ort", "current_after_ort", "after_ort", "after_push",
-            "thread_no_push", "thread_pushed", "ort_in_thread", "after_ort_in_thread")
+    keys = ("own_context_is_primary", "before_ort", "current_after_ort", "after_ort",
+            "default_stream_after_ort", "late_module_on_own_stream", "after_push", "thread_no_push",
+            "thread_pushed", "ort_in_thread", "after_ort_in_thread", "late_alloc_on_own_stream")
     print(kind + ": " + ", ".join(f"{k}={data.get(k)}" for k in keys))
     print("   failed calls: " + ("; ".join(data.get("failed_calls", [])) or "none"))
 PYEOF

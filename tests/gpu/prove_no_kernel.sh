@@ -21,6 +21,10 @@
 #  3. `ortprov verify` (text and JSON) under CUDA_FORCE_PTX_JIT=1;
 #  4. `ortprov doctor` (text and JSON) under CUDA_FORCE_PTX_JIT=1, the live session included;
 #  5. `ortprov doctor --log` on step 2's captured log (text and JSON), and on the same log with the GPU named.
+#  6-9. with VENV=DIR (a venv `ortprov apply` made from a wheelhouse, e.g. /root/v1 of prove_apply_verdict.sh):
+#     the same in it, under tests/gpu/hide_cuda.sh (only the NVIDIA wheels' libraries, as a user without a
+#     toolkit has): the plain session without and with CUDA_FORCE_PTX_JIT=1, verify, doctor, doctor --log. The
+#     --target overlay of steps 1-5 shows both flavours to verify and doctor; a venv shows what a user has.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
@@ -70,6 +74,21 @@ run 5-doctor-log "${O[@]}" doctor --log "$OUT/user-log.txt"
 run 5b-doctor-log-json "${O[@]}" doctor --log "$OUT/user-log.txt" --json
 { cat "$OUT/user-log.txt"; echo "GPU 0: NVIDIA B200 (compute capability 10.0), driver 580.159.04"; } > "$OUT/user-log-b200.txt"
 run 5c-doctor-log-named-gpu "${O[@]}" doctor --log "$OUT/user-log-b200.txt"
+
+if [ -n "${VENV:-}" ]; then
+  HIDE=tests/gpu/hide_cuda.sh
+  VPY=$VENV/bin/python
+  run 6-venv-plain-control "$HIDE" "$VPY" tests/gpu/plain_user_script.py "$MODEL"
+  run 7-venv-plain-force-ptx "$HIDE" env CUDA_FORCE_PTX_JIT=1 "$VPY" tests/gpu/plain_user_script.py "$MODEL"
+  run 8-venv-verify "$HIDE" env CUDA_FORCE_PTX_JIT=1 env "PYTHONPATH=$PWD" "$TORCH_PY" -m provisioner verify \
+    --python "$VPY"
+  run 8b-venv-verify-json "$HIDE" env CUDA_FORCE_PTX_JIT=1 env "PYTHONPATH=$PWD" "$TORCH_PY" -m provisioner verify \
+    --python "$VPY" --json
+  run 9-venv-doctor "$HIDE" env CUDA_FORCE_PTX_JIT=1 env "PYTHONPATH=$PWD" "$TORCH_PY" -m provisioner doctor \
+    --python "$VPY"
+  grep -v '^hide_cuda:' "$OUT/no-kernel-7-venv-plain-force-ptx.txt" | sed '1d;$d' > "$OUT/user-log-venv.txt"
+  run 10-venv-doctor-log env "PYTHONPATH=$PWD" "$TORCH_PY" -m provisioner doctor --log "$OUT/user-log-venv.txt"
+fi
 
 tar -czf "$OUT/no-kernel-logs.tgz" -C "$OUT" $(cd "$OUT" && ls no-kernel-*.txt user-log*.txt)
 echo "logs: $OUT/no-kernel-*.txt ($OUT/no-kernel-logs.tgz)"

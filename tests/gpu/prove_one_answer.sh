@@ -49,6 +49,8 @@ for fix in fixes:
             words.append("--dry-run")
         done = subprocess.run([".venv/bin/python", "-m", "provisioner", *words[1:]], capture_output=True, text=True)
         print(f"suggested: {' '.join(words)} -> exit {done.returncode}", "(has --driver none)" if "--driver" in words else "")
+        for tail in (done.stderr.strip().splitlines() or [])[-4:]:
+            print("   ", tail)
         ok = ok and done.returncode == 0 and "--driver" not in words
 print("VERDICT:", "PASS" if ok else "FAIL")
 sys.exit(0 if ok else 1)

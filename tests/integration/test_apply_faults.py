@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from provisioner.installer import faults
-from provisioner.installer.loader_hook import PTH_FILE
+from provisioner.installer.hook_files import PTH_FILE
 from provisioner.installer.lock import alive
 from provisioner.plan import LOADER_HOOK, Plan, Step
 from provisioner.probe.target import check_files

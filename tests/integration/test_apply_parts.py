@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from provisioner.installer import snapshot
+from provisioner.installer.command import CommandResult, diagnose
 from provisioner.installer.conda import conda_commands, conda_install_argv, parse_environment_yml
 from provisioner.installer.events import Recorder
 from provisioner.installer.flow import ApplySettings, Outcome, Sources, carry_out, find_target, opened
-from provisioner.installer.runner import CommandResult, diagnose
 from provisioner.installer.steps import Command, commands_for, dry_run_argv, parse_dry_run, with_sources
-from provisioner.installer.target import Target, inspect_python
 from provisioner.installer.transaction import ApplyFailed
+from provisioner.installer.venv import Target, inspect_python
 from provisioner.installer.wheelhouse import download_argv, platform_tags
 from provisioner.plan import Plan, Step, step_argv
 from tests.support.envs import clean_env, freeze, make_venv, tree_digest, venv_python

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from provisioner.errors import BadInput
-from provisioner.installer import loader_hook
+from provisioner.installer import hook_files as loader_hook
 from provisioner.matrix.load import load_matrix
 from provisioner.matrix.query import sonames_by_cuda_major
 from provisioner.standalone.elf import read_dynamic_file

@@ -13,7 +13,7 @@ from provisioner.doctor import diagnose
 from provisioner.doctor.fixes import Fixes
 from provisioner.doctor.rules import analyze_log
 from provisioner.doctor.tensorrt import log_findings
-from provisioner.installer import loader_hook
+from provisioner.installer import hook_files as loader_hook
 from provisioner.matrix.load import load_matrix
 from provisioner.standalone import loader_hook as hook
 from provisioner.standalone import verify_child

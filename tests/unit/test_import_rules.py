@@ -55,7 +55,7 @@ EDGES = (
     "provisioner.matrix.refresh",
     "provisioner.matrix.load",
     "provisioner.userfiles",
-    "provisioner.tune.runner",
+    "provisioner.tune.measure",
     "provisioner.tune.child",
 )
 RENDER = ("provisioner.render",)
@@ -204,7 +204,7 @@ def test_the_reader_sees_the_imports_this_test_is_about() -> None:
     assert "typer" in GRAPH["provisioner.cli"] and "provisioner.commands.options" in GRAPH["provisioner.commands.plan"]
     assert "provisioner.verify.report" not in GRAPH["provisioner.render.verify"]  # under TYPE_CHECKING
     assert _layer("provisioner.verify.report") == "core" and _layer("provisioner.verify.runner") == "edge"
-    assert _layer("provisioner.tune.analysis") == "core" and _layer("provisioner.tune.runner") == "edge"
+    assert _layer("provisioner.tune.analysis") == "core" and _layer("provisioner.tune.measure") == "edge"
     assert "provisioner.tune.explain" in GRAPH["provisioner.tune.analysis"]
 
 

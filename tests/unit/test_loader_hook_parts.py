@@ -13,7 +13,7 @@ import pytest
 from provisioner.commands.options import PlanningOptions
 from provisioner.commands.planning import resolve_hosts
 from provisioner.facts import HostFacts
-from provisioner.installer import loader_hook
+from provisioner.installer import hook_files as loader_hook
 from provisioner.matrix.load import load_matrix
 from provisioner.matrix.query import sonames_by_cuda_major
 from provisioner.plan import LOADER_HOOK, REMOVE_LOADER_HOOK, Request

@@ -15,7 +15,7 @@ import pytest
 from provisioner.errors import BadInput
 from provisioner.facts import MissingFiles
 from provisioner.probe import packages, target
-from provisioner.standalone import packages_probe
+from provisioner.standalone import packages_probe, protocol
 
 GPU_BUILD_INFO = (
     "package_name = 'onnxruntime-gpu'\n__version__ = '1.31.1'\ncuda_version = '13.0'\ncudnn_version = '9.8'\n"
@@ -280,11 +280,12 @@ def test_unstartable_interpreter(tmp_path: Path) -> None:
 
 
 def test_parse_child_output_ignores_chatter_and_garbage() -> None:
-    chatter = 'sitecustomize says hi\nORTPROV-PROBE {"python": {"version": "3.12.3"}, "errors": ["x"]}\n'
+    answer = protocol.MARKER + '{"python": {"version": "3.12.3"}, "errors": ["x"]}'
+    chatter = f'sitecustomize says hi\n{{"python": {{"version": "0.0"}}}}\n{answer}\n'
     report = packages.parse_child_output(chatter, "", 0, "py")
     assert report.python is not None and report.python.version == "3.12.3"
     assert report.errors == ("package probe: x",)
-    broken = packages.parse_child_output("ORTPROV-PROBE {not json\n", "", 0, "py")
+    broken = packages.parse_child_output(protocol.MARKER + "{not json\n", "", 0, "py")
     assert broken.python is None and broken.errors[0].startswith("package probe: unreadable answer")
 
 

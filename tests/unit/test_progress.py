@@ -15,7 +15,7 @@ import termios
 from typing import TYPE_CHECKING
 
 from provisioner.installer import progress
-from provisioner.installer.runner import run_command
+from provisioner.installer.command import run_command
 
 if TYPE_CHECKING:
     from pathlib import Path

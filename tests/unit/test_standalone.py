@@ -35,6 +35,7 @@ def test_the_folder_holds_the_programs_and_what_they_share() -> None:
         "loader_hook.py",
         "packages_probe.py",
         "pe.py",
+        "protocol.py",
         "shape_sessions.py",
         "tensor_types.py",
         "tune_child.py",
@@ -94,8 +95,9 @@ def test_sources_are_a_program_and_every_sibling_it_needs() -> None:
         "libnames.py",
         "loader_hook.py",
         "packages_probe.py",
+        "protocol.py",
     ]
-    assert list(standalone.sources("cuda_order.py")) == ["cuda_order.py"]
+    assert list(standalone.sources("cuda_order.py")) == ["cuda_order.py", "protocol.py"]
     assert standalone.sources("elf.py") == {"elf.py": standalone.path("elf.py").read_bytes()}
 
 

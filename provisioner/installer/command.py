@@ -16,13 +16,12 @@ import contextlib
 import os
 import re
 import signal
-import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from provisioner.childproc import die_with_parent
+from provisioner import childproc
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -140,25 +139,6 @@ def _children() -> list[int]:
     return found
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    _signal_group(proc, signal.SIGTERM)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        _signal_group(proc, signal.SIGKILL)
-        proc.wait()
-
-
-def _signal_group(proc: subprocess.Popen, signum: int) -> None:
-    with contextlib.suppress(OSError):
-        if os.name == "posix":
-            os.killpg(proc.pid, signum)
-        else:
-            proc.send_signal(signum)
-
-
 def run_command(
     argv: list[str],
     *,
@@ -175,22 +155,10 @@ def run_command(
     runs (Interrupted, KeyboardInterrupt) stops it first; past `timeout` seconds it is killed (returncode
     -SIGKILL)."""
     full_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        env=full_env,
-        text=True,
-        errors="replace",
-        bufsize=1,
-        start_new_session=os.name == "posix",
-        pass_fds=pass_fds,
-        preexec_fn=die_with_parent(),  # only prctl, resolved before the fork
-    )
+    proc = childproc.start(argv, env=full_env, stderr=childproc.STDOUT, pass_fds=pass_fds, line_buffered=True)
     lines: list[str] = []
     status = watch(proc.pid) if echo is None and watch is not None else None
-    timer = threading.Timer(timeout, _signal_group, (proc, signal.SIGKILL)) if timeout else None
+    timer = threading.Timer(timeout, childproc.signal_group, (proc, signal.SIGKILL)) if timeout else None
     if timer is not None:
         timer.daemon = True
         timer.start()
@@ -206,7 +174,7 @@ def run_command(
                 status.saw(line)
         returncode = proc.wait()
     except BaseException:
-        _stop(proc)
+        childproc.stop(proc)
         raise
     finally:
         if timer is not None:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from provisioner import childproc
 from provisioner.errors import BadInput, OrtprovError
 from provisioner.probe import target as probe_target
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from provisioner.probe.packages import PackagesReport
 
 PROBE_TIMEOUT = 60.0  # seconds the target interpreter has to answer a probe
+VENV_TIMEOUT_S = 600.0  # creating a venv (uv may fetch an interpreter and seed pip)
 
 
 @dataclass(frozen=True)
@@ -265,11 +266,11 @@ def create_venv(venv: Path, python_version: str | None, uv: list[str] | None) ->
         argv = [interpreter, "-m", "venv", str(venv)]
     existed = venv.exists()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True)
+        proc = childproc.run(argv, timeout=VENV_TIMEOUT_S)
         if proc.returncode != 0 and uv:
             # --seed fetches pip, which an air-gapped host cannot: a venv without pip is fine for uv
             _remove_made(venv, existed)
-            proc = subprocess.run([a for a in argv if a != "--seed"], capture_output=True, text=True)
+            proc = childproc.run([a for a in argv if a != "--seed"], timeout=VENV_TIMEOUT_S)
     except BaseException:
         _remove_made(venv, existed)
         raise

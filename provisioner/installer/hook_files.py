@@ -84,7 +84,7 @@ def write(site_packages: str, files: dict[str, bytes], python: str | None = None
     if written and python:
         # best effort: byte-code keeps the start-up cost of the .pth line at an unmarshal. Run as the installers
         # are: its own process group, the parent-death signal, killed with ortprov's other children on a signal
-        from provisioner.installer.runner import run_command
+        from provisioner.installer.command import run_command
 
         run_command([python, "-m", "compileall", "-q", str(root / PACKAGE_DIR)], timeout=COMPILE_TIMEOUT)
     return written
