@@ -197,6 +197,7 @@ _PACKAGE_WORDS = re.compile(
 )
 _LIBRARY_WORDS = re.compile(
     r"\.so|\.dll|dlopen|librar|module|error 1|126|1114|193|zlibwapi|pybind|visual c|vcruntime|msvc|vc_?redist|"
+    r"cudnn|cublas|cudart|cufft|curand|nvrtc|"
     r"vc\+\+|找不到|初始化|"
     r"モジュール|ルーチン|\.dylib|c0000409|1073740791|3221226505|stack_buffer"
 )
@@ -442,6 +443,8 @@ class _Reader:
             self.signal("cpu-install-command", line)
         if P.CPU_REQUIRED.search(raw):
             self.signal("cpu-required", line)
+        if P.CPU_INSTALLED_SAID.search(raw):
+            self.signal("cpu-installed-said", line)
         if P.NODE_PACKAGE.search(raw):
             self.signal("node-package", line)
         if P.BARE_CPU_ROW.match(raw):
@@ -547,6 +550,10 @@ class _Reader:
             self.signal("dll-init-failed", line)
         if P.MSVC_ABSENT.search(raw):
             self.signal("msvc-absent", line)
+        if not seen and (said := P.LIBRARY_SAID_MISSING.search(raw)):
+            family = (said.group(1) or said.group(2)).lower()
+            family = {"cublaslt": "cublasLt", "cdnn": "cudnn"}.get(family, family)
+            self.add("loads", LoadError(said.group(0), family, None, line))
         if P.MODULE_NOT_FOUND.search(raw):
             self.signal("module-not-found", line)
         if P.BAD_IMAGE.search(raw):
@@ -814,7 +821,9 @@ _SYMPTOMS = (
         "silent-exit",
         ("exit", "quit", "close", "crash", "terminat", "stop", "die", "silent", "闪退", "退出", "报错"),
     ),
-    (P.GPU_UNUSED, "gpu-unused", ("gpu", "cpu", "cuda")),
+    (P.GPU_UNUSED, "gpu-unused", ("gpu", "cpu", "cuda", "rtx", "gtx")),
+    (P.PROVIDER_FAILED_SAID, "provider-failed", ("provider", " ep")),
+    (P.NODES_ON_CPU_SAID, "nodes-on-cpu", ("cpu", "provider", " ep")),
     (P.OOM, "out-of-memory", ("memory", "alloc", "显存")),
     (P.CONTEXT, "context-conflict", ("handle", "pycuda", "context")),
     (P.CUDNN_STATUS, "cudnn-status", ("cudnn",)),

@@ -520,7 +520,11 @@ def cpu_package_only(c: Case) -> list[Finding]:
     if cpu_only and not (c.ev.signal("autoupdate-cpu") and _gpu_package_named(c)):
         title = "the onnxruntime in use has no CUDA provider (a CPU-only build)"
         found.append(c.finding("cpu-package-only", title, (cpu_only.line,)))
-    elif (installed := c.ev.signal("cpu-install-command")) and c.ev.signal("gpu-unused") and not _gpu_package_named(c):
+    elif (
+        (installed := c.ev.signal("cpu-install-command") or c.ev.signal("cpu-installed-said"))
+        and c.ev.signal("gpu-unused")
+        and not _gpu_package_named(c)
+    ):
         title = "the CPU onnxruntime package was installed (it has no CUDA provider), and the GPU is not used"
         found.append(c.finding("cpu-package-only", title, (installed.line, *c.ev.lines("gpu-unused")[:1])))
     elif (node := c.ev.signal("node-package")) and c.ev.signal("gpu-unused") and not c.cuda_provider_failed:

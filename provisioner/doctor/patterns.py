@@ -277,12 +277,41 @@ CUDA_UNAVAILABLE = _compile(
     r"(?:fall(?:ing)?\s?back|us(?:e|ing) CPU|CPUExecutionProvider)",
     re.I,
 )
+# the user says the CPU package is what they installed or use ("I installed onnxruntime 1.17", not onnxruntime-gpu)
+CPU_INSTALLED_SAID = _compile(
+    r"\bI(?:'ve|'m| have| had| am)?\s(?:\w{1,10}\s){0,2}(?:installed|install|use|using)\s(?:the\s)?"
+    r"onnxruntime(?![-_.\w])(?:\s(?:package|version|v?\d{1,2}\.\d{1,3}))?",
+    re.I,
+)
+# the CUDA provider failing, said in words
+PROVIDER_FAILED_SAID = _compile(
+    r"(?:fail\w{0,3}|unable|can'?t|cannot|couldn'?t|not able)\s(?:to\s)?"
+    r"(?:create|load|initiali[sz]e|register|use|start|enable)\s(?:the\s)?(?:CUDA|GPU)\s?(?:execution\s)?(?:provider|EP)\b|"
+    r"(?:CUDA|GPU|the)\s(?:execution\s)?(?:provider|EP)\s(?:\w{1,10}\s)?(?:fails|failed|doesn'?t work|does not work|"
+    r"is not working|won'?t load|cannot be (?:created|loaded))",
+    re.I,
+)
+# nodes placed on the CPU, said in words ("some ops fall back to the CPU", "not supported by the CUDA EP")
+NODES_ON_CPU_SAID = _compile(
+    r"\b(?:nodes?|ops?|operators?|layers?|kernels?)\b[^\n]{0,40}(?:fall(?:s|ing)?\s?back|(?:run|placed|assigned|"
+    r"executed)\s(?:on|to))\s(?:to\s)?(?:the\s)?CPU|not supported by (?:the )?(?:CUDA|GPU) (?:execution provider|EP|"
+    r"provider)",
+    re.I,
+)
+# a CUDA library said missing in words ("cuDNN not found", "missing cublas dll")
+LIBRARY_SAID_MISSING = _compile(
+    r"\b(cu?dnn|cublas(?:Lt)?|cudart|cufft|curand|nvrtc)\s?(?:dlls?|libraries|library|libs?|files?)?\s(?:is\s|was\s|are\s)?"
+    r"(?:not found|missing|could not be found|can'?t be found|cannot be found|not installed)|"
+    r"\bmissing\s(?:the\s)?(cu?dnn|cublas(?:Lt)?|cudart|cufft|curand|nvrtc)\b",
+    re.I,
+)
 # the user says the GPU is not used (a symptom, not a cause)
 GPU_UNUSED = _compile(
     r"(?:not|never|doesn'?t|does not|isn'?t|is not|won'?t)\s(?:\w{1,12}\s){0,2}"
     r"(?:use|using|run(?:ning)? on|utili[sz]\w{0,4})\s(?:the\s|my\s)?GPU|"
     r"(?:runs?|running|only)\s(?:\w{1,12}\s){0,2}on\s(?:the\s)?CPU|"
-    r"\bGPU\s(?:(?:is|was)\s(?:\w{1,10}\s)?not|isn'?t|wasn'?t)\s(?:being\s)?(?:used|utili[sz]ed)\b|"
+    r"\b(?:GPU|RTX\s?\d{3,4}|GTX\s?\d{3,4})\s(?:(?:is|was)\s(?:\w{1,10}\s)?not|isn'?t|wasn'?t)\s(?:being\s)?"
+    r"(?:used|utili[sz]ed)\b|"
     r"CUDA(?:ExecutionProvider)?\s(?:is\s)?not\s(?:available|found|listed)|"
     r"(?:use|using|uses|runs? on|running on)\s(?:the\s|my\s)?CPU\s(?:instead of|rather than)\s(?:the\s|my\s)?GPU|"
     r"用的是\s?CPU|只(?:能)?用\s?CPU|(?:没有|没|未)(?:使用|用上?|调用)\s?GPU|GPU\s?(?:没有|没|未)(?:被)?(?:使用|调用|利用)|"
@@ -349,7 +378,10 @@ BUILD_CUDA = _compile(
     r"onnxruntime[-_](?:linux|win|windows)[-_]x64[-_](?:gpu[-_])?cuda[-_]?(\d{2})|"
     r"onnxruntime[-_]gpu\s{0,3}(?:==|for|built for|with|\(|:)?\s{0,3}(?:cuda\s{0,2})?(\d{2})\.\d(?!\.\d)|"
     r"onnxruntime-gpu[^\n]{0,12}\bcu(\d{2})\d?\b|"
-    r"\bcuda[-_](1\d)\s(?:feature|build|variant|package)",  # a build chosen by its CUDA: "the cuda-13 feature"
+    r"\bcuda[-_](1\d)\s(?:feature|build|variant|package)|"  # a build chosen by its CUDA: "the cuda-13 feature"
+    # said of the build: "onnxruntime-gpu 1.20 requires CUDA 12", "the GPU package is built for CUDA 11.8"
+    r"onnxruntime[-_]gpu[^\n]{0,30}?\b(?:requires|needs|is built (?:for|with)|built (?:for|with)|wants)\s"
+    r"(?:CUDA\s?)(1\d)\b",
     re.I,
 )
 # a release asset or a stated version of ONNX Runtime: "onnxruntime-linux-x64-gpu-1.17.3", "ONNX Runtime version:

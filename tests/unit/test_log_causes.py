@@ -283,3 +283,22 @@ def test_onnxruntime_dll_itself_failing_to_load_needs_the_visual_cpp_runtime_in_
     assert first(f"Microsoft.ML.OnnxRuntime.Gpu 1.16.3\n{failed}") == "msvc-runtime-missing"
     # no build named: its dependency is not known (old GPU builds linked CUDA into onnxruntime.dll)
     assert first(failed) == "cuda-library-missing"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("I installed onnxruntime 1.17 and my RTX 3060 is not used, everything runs on the CPU", "cpu-package-only"),
+        ("a few ops (NonZero, Resize) fall back to the CPU", "nodes-on-cpu"),
+        ("GridSample is not supported by the CUDA execution provider, so that part runs elsewhere", "nodes-on-cpu"),
+        ("it fails to create the CUDA provider and quietly uses the CPU", "gpu-provider-failed"),
+        ("the app prints: cuDNN not found, GPU acceleration disabled", "cudnn-missing"),
+        ("missing cublas dll when I turn the GPU on", "cuda-library-missing"),
+        (
+            "onnxruntime-gpu 1.20.1 requires CUDA 12 but I have CUDA 11.8 installed; the provider fails",
+            "cuda-major-mismatch",
+        ),
+    ],
+)
+def test_causes_told_in_prose(text: str, code: str):
+    assert first(text) == code
