@@ -196,7 +196,7 @@ _PACKAGE_WORDS = re.compile(
     r"nuget|jar|crate|get_device|cpu|gpu|^\W{0,4}\w{0,3}$"
 )
 _LIBRARY_WORDS = re.compile(
-    r"\.so|\.dll|dlopen|librar|module|error 1|126|1114|193|zlibwapi|pybind|visual c|vcruntime|msvc|vc_?redist|"
+    r"\.so|\.dll|dlopen|librar|module|error 1|126|1114|193|zlib|pybind|visual c|vcruntime|msvc|vc_?redist|"
     r"cudnn|cublas|cudart|cufft|curand|nvrtc|"
     r"vc\+\+|找不到|初始化|"
     r"モジュール|ルーチン|\.dylib|c0000409|1073740791|3221226505|stack_buffer"
@@ -296,6 +296,7 @@ class _Reader:
         if any(word in lower for word in ("provider", "cuda", "gpu", "cpu", "build", "tensorrt", "ep error")):
             self.providers(raw, line, lower)
         self.symptoms(raw, line, lower)
+        self.fixed_by(raw, line, lower)
         if "cud" in lower:
             if P.CUDNN_ABSENT_SAID.search(raw):
                 self.signal("cudnn-absent-said", line)
@@ -655,6 +656,25 @@ class _Reader:
             self.using = None
             self.trt_ran = False
 
+    def fixed_by(self, raw: str, line: str, lower: str) -> None:
+        """What the user says fixed it (installing CUDA, cuDNN, zlib, a driver): that was what was missing."""
+        if not any(w in lower for w in ("fix", "solv", "resolv", "work", "trick")) or _NOT_FIXED.search(lower):
+            return
+        if hit := P.FIXED_BY[0].search(raw) or P.FIXED_BY[1].search(raw):
+            thing, verb = hit.group("thing").lower(), hit.group("verb").lower()
+            if thing.startswith("zlib"):
+                self.signal("zlibwapi-named", line)
+            elif "dnn" in thing:
+                self.signal("fixed-by-cudnn", line)
+            elif thing.startswith("cuda"):
+                self.signal("fixed-by-cuda", line)
+            elif verb.startswith(("updat", "upgrad")):
+                self.signal("driver-old", line)
+            elif verb.startswith(("reinstall", "re-install")):
+                self.signal("fixed-by-driver-reinstall", line)
+            else:
+                self.signal("fixed-by-driver-install", line)
+
     def symptoms(self, raw: str, line: str, lower: str) -> None:
         for pattern, name, words in _SYMPTOMS:
             if any(word in lower for word in words) and pattern.search(raw):
@@ -867,6 +887,7 @@ _DIFFER_WORDS = (
     *("误差", "tolerance", "value", "label", "prediction", "accuracy"),
 )
 _DEVICE_WORDS = re.compile(r"gpu|cuda|cpu|显卡|provider")
+_NOT_FIXED = re.compile(r"(?:n't|\bnot|\bnever|\bno longer|\bstill)\s(?:\w+\s)?(?:fix|solv|resolv|work|help)")
 _ARM_WORDS = ("aarch64", "arm64", "jetson", "tegra", "l4t", "orin", "xavier")
 _BITS = re.compile(r"python|bit|platform|architecture|win32")
 _CHECKBOX = re.compile(r"^\[[+xX✓]\]\s{0,2}")

@@ -385,6 +385,9 @@ def driver_library_mismatch(c: Case) -> list[Finding]:
             )
             found.append(c.finding("driver-library-mismatch", title, (c.errors[name],)))
     hidden = ev.environment.container and ev.signal("driver-absent")  # no driver inside: the GPU was not passed in
+    if said := ev.signal("fixed-by-driver-reinstall"):
+        title = "reinstalling the NVIDIA driver fixed it (the log says so): its parts did not fit together"
+        found.append(c.finding("driver-library-mismatch", title, (said.line,)))
     if "cudaErrorUnknown" in c.errors and not _container_lost_gpu(c) and not hidden:
         title = (
             "CUDA fails with an unknown error (999): the driver is in a broken state (its kernel module and libraries "
@@ -400,6 +403,8 @@ def no_driver(c: Case) -> list[Finding]:
     absent = ev.signal("driver-absent")
     if absent and not (ev.driver and ev.driver.version):
         found += [f for f in _driver_absent(c, absent.line) if f.code == "no-driver"]
+    if said := ev.signal("fixed-by-driver-install"):
+        found.append(c.finding("no-driver", "installing the NVIDIA driver fixed it (the log says so)", (said.line,)))
     if (verdict := insufficient_driver(c)) and verdict[0] == "no-driver":
         found.append(c.finding("no-driver", verdict[1], verdict[2]))
     if "cudaErrorNoDevice" in c.errors and not _old_gpu(c) and ev.other_gpus and not c.nvidia_named:
@@ -636,6 +641,12 @@ def cudnn_missing(c: Case) -> list[Finding]:
     if (fault := c.ev.signal("cudnn8-fault")) and (said := c.ev.signal("cudnn-absent-said")):
         title = "the program faulted inside cuDNN, and the log says cuDNN was not installed (properly)"
         found.append(c.finding("cudnn-missing", title, (fault.line, said.line), "cudnn"))
+    if said := c.ev.signal("fixed-by-cudnn"):
+        found.append(
+            c.finding(
+                "cudnn-missing", "installing cuDNN fixed it (the log says so): cuDNN was missing", (said.line,), "cudnn"
+            )
+        )
     if c.ev.signal("cudnn-status") or c.ev.signal("cudnn-init-failed"):
         title = "cuDNN could not be initialised (missing, incomplete or mismatched)"
         lines = c.ev.lines("cudnn-status") + c.ev.lines("cudnn-init-failed")
@@ -645,6 +656,9 @@ def cudnn_missing(c: Case) -> list[Finding]:
 
 def cuda_library_missing(c: Case) -> list[Finding]:
     found = [f for f in library_findings(c) if f.code == "cuda-library-missing"]
+    if said := c.ev.signal("fixed-by-cuda"):
+        title = "installing the CUDA toolkit fixed it (the log says so): CUDA's libraries were missing"
+        found.append(c.finding("cuda-library-missing", title, (said.line,)))
     if (unnamed := unnamed_dependency(c)) is not None and unnamed.code == "cuda-library-missing":
         found.append(unnamed)
     return found

@@ -120,7 +120,9 @@ CORE_DLL_FAILED = _compile(
     r"onnxruntime(?:4j_jni)?\.dll:? Can'?t find dependent libraries",
     re.I,
 )
-ZLIBWAPI = _compile(r"\bzlibwapi(?:64)?(?:\.dll)?\b", re.I)  # named at all: only its absence makes anyone name it
+ZLIBWAPI = _compile(
+    r"\bzlibwapi(?:64)?(?:\.dll)?\b|\bzlib123\w{0,10}|\bzlib\s?dll\b", re.I
+)  # named at all: only its absence makes anyone name it
 # a Windows process ended by a fast-fail abort (STATUS_STACK_BUFFER_OVERRUN, as exit code or NTSTATUS): what cuDNN 8.3+
 # does when it cannot load zlibwapi.dll
 WINDOWS_ABORT = _compile(
@@ -232,6 +234,8 @@ CPU_ONLY_BUILD = _compile(
     r"onnxruntime(?:\sversion)?\s\d{1,2}\.\d{1,3}(?:\.\d{1,3})?\s?\((?:CPU|CPU[- ]only)\)|"
     r"cpu\s?版(?:本)?的?\s?onnxruntime(?![-_.A-Za-z0-9])|onnxruntime(?![-_.A-Za-z0-9])\s?的?\s?cpu\s?版|"
     r"get_device\(\)[^\n]{0,20}(?:returns|=|:|->)\s{0,3}'?CPU\b'?|"
+    r"(?:using|use|have|installed|install)\s(?:the\s)?CPU(?:[- ]only)?\s(?:version|build|package)\sof\sonnxruntime|"
+    r"onnxruntime(?![-_.\w])\s\(?CPU\)?\s(?:version|build|package)\b|"
     r"(?:installed |the )onnxruntime(?![-_.\w])\s(?:package\s)?(?:is|was)\s(?:the\s|a\s)?CPU(?:[- ]only)?\s"
     r"(?:version|build|package)",
     re.I,
@@ -304,6 +308,19 @@ LIBRARY_SAID_MISSING = _compile(
     r"(?:not found|missing|could not be found|can'?t be found|cannot be found|not installed)|"
     r"\bmissing\s(?:the\s)?(cu?dnn|cublas(?:Lt)?|cudart|cufft|curand|nvrtc)\b",
     re.I,
+)
+# what fixed it, in the user's words: installing (or updating, reinstalling) CUDA, cuDNN, the driver, zlib
+_FIXED = (
+    r"(?:fix\w{0,4}|solv\w{0,4}|resolv\w{0,4}|works? (?:now|fine|again)|it works|working (?:now|again)|did the trick)"
+)
+_THING = (
+    r"(?P<verb>install\w{0,3}|reinstall\w{0,3}|re-install\w{0,3}|updat\w{0,3}|upgrad\w{0,3}|download\w{0,3}|"
+    r"add\w{0,3})\s(?:the\s|a\s|latest\s|newer\s|proper\s|correct\s){0,2}(?P<thing>CUDA(?:\s?toolkit)?|cu?DNN|"
+    r"(?:NVIDIA\s|GPU\s)?drivers?|zlib\w{0,12})\b"
+)
+FIXED_BY = (  # "fixed it by installing cuDNN", "after installing CUDA 11.8 it works"
+    _compile(rf"{_FIXED}[^\n]{{0,40}}\b(?:by|after|with)\s(?:\w{{1,10}}\s)?{_THING}", re.I),
+    _compile(rf"{_THING}[^\n]{{0,60}}{_FIXED}", re.I),
 )
 # the user says the GPU is not used (a symptom, not a cause)
 GPU_UNUSED = _compile(
@@ -476,6 +493,11 @@ BOTH_PACKAGES = _compile(
     rf"(?:[-\w.=<>~\[\],'\"]{{1,60}}\s{{1,3}}){{0,6}}{_GPU_NAME}|{_GPU_NAME}[=<>~\d.'\"]{{0,20}}\s{{1,3}}"
     rf"(?:[-\w.=<>~\[\],'\"]{{1,60}}\s{{1,3}}){{0,6}}{_CPU_NAME})|"
     r"already install\w{0,3} (?:the )?onnxruntime (?:cpu|\(cpu\))|"
+    # "I had onnxruntime installed before onnxruntime-gpu", "pip list shows both ...", "both the CPU and GPU versions"
+    rf"{_CPU_NAME}[^\n]{{0,20}}installed (?:before|first)[^\n]{{0,30}}{_GPU_NAME}|"
+    rf"(?:list|freeze|show)\w{{0,3}}[^\n]{{0,20}}\bboth\b[^\n]{{0,10}}(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|"
+    rf"{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})|"
+    r"\bboth (?:the )?CPU and (?:the )?GPU (?:versions?|packages?|builds?|flavou?rs?)(?: of onnxruntime)?|"
     # Chinese: "同时装了onnxruntime和onnxruntime-gpu", "onnxruntime和onnxruntime-gpu都装了"
     rf"(?:同时|都|一起)[^\n]{{0,6}}装[^\n]{{0,6}}(?:{_CPU_NAME}[^\n]{{0,10}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,10}}{_CPU_NAME})|"
     rf"(?:{_CPU_NAME}[^\n]{{0,10}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,10}}{_CPU_NAME})[^\n]{{0,10}}(?:都|同时|一起)[^\n]{{0,4}}装",

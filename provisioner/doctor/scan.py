@@ -28,7 +28,7 @@ KEYWORDS = (
     *("aarch64", "arm64", "jetson", "windows", "linux", "ubuntu", "torch", "memory", "memcpy", "[+]", "[x]"),
     *("cp3", "result", "output", "diff", "slow", "faster", "stable", "tolerance", "version", "platform", "kernel"),
     *("entry point", "入口点", "autoupdate", "32 bit", "32-bit", "installed", "commit id", "速度", "inference"),
-    *("multiprocessing", "fork(", "zlibwapi", "nvml", "find ", "locate "),
+    *("multiprocessing", "fork(", "zlib", "nvml", "find ", "locate "),
     *("c0000409", "1073740791", "3221226505", "stack_buffer", "kubectl", "kubernetes", "k8s", "podman"),
     *("singularity", "apptainer", "enroot", "root@", "ordinal", "initializ", "slow", "speed", "exit", "quit", "crash"),
     *("silent", "闪退", "退出", "requirement"),

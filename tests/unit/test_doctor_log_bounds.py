@@ -24,7 +24,7 @@ PATTERNS = {
 }
 PATTERNS |= {
     f"patterns.{group}[{i}]": p
-    for group in ("LOADER_AND_MISSING", "MISSING", "LOADING")
+    for group in ("LOADER_AND_MISSING", "MISSING", "LOADING", "FIXED_BY")
     for i, p in enumerate(getattr(patterns, group))
 }
 PATTERNS |= {f"normalize._RECORD_PREFIXES[{i}]": p for i, p in enumerate(normalize._RECORD_PREFIXES)}

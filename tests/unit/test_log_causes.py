@@ -302,3 +302,29 @@ def test_onnxruntime_dll_itself_failing_to_load_needs_the_visual_cpp_runtime_in_
 )
 def test_causes_told_in_prose(text: str, code: str):
     assert first(text) == code
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("after installing the CUDA 11.8 toolkit it works now", "cuda-library-missing"),
+        ("Solved by installing cuDNN 8.9 and adding its bin folder to PATH", "cudnn-missing"),
+        ("downloaded zlib123dllx64 and now the GPU run works", "zlibwapi-missing"),
+        ("I fixed it by reinstalling the NVIDIA driver", "driver-library-mismatch"),
+        (
+            "I'm on the CPU version of onnxruntime; how do I get the GPU?".replace("on the", "using the"),
+            "cpu-package-only",
+        ),
+        (
+            "I had onnxruntime installed before installing onnxruntime-gpu, and only the CPU works",
+            "cpu-and-gpu-installed",
+        ),
+        ("I have both the CPU and the GPU version of onnxruntime installed", "cpu-and-gpu-installed"),
+    ],
+)
+def test_what_fixed_it_and_what_is_installed_said_in_prose(text: str, code: str):
+    assert first(text) == code
+
+
+def test_a_fix_that_did_not_work_is_no_evidence():
+    assert first("installing CUDA 12.4 didn't fix it") is None
