@@ -549,7 +549,7 @@ class _Reader:
         self.on_disk(raw, line)
         if P.DLL_INIT.search(raw):
             self.signal("dll-init-failed", line)
-        if P.MSVC_ABSENT.search(raw):
+        if P.MSVC_ABSENT.search(raw) or P.ENTRY_POINT_MISSING.search(raw):
             self.signal("msvc-absent", line)
         if not seen and (said := P.LIBRARY_SAID_MISSING.search(raw)):
             family = (said.group(1) or said.group(2)).lower()
@@ -825,6 +825,10 @@ def read_lines(lines: list[tuple[int, str]], matrix: Matrix | None = None, cut: 
 
 
 # the symptoms read from any line: (pattern, signal, words one of which the line must hold for the pattern to be tried)
+_SLOWER_WORDS = (
+    *("slow", "慢", "faster", "快", "more than", "exceed", "longer", "greater", "大于", "超过", "13198", "speed"),
+    *("same", "耗时", "小于", "worse", "outperform", "beat", "better than", "more time", "lower"),
+)
 _SYMPTOMS = (
     (P.CUDA_CALL_FAILED, "cuda-call-failed", ("cuda", "initializ")),
     (P.FORK, "fork", ("multiprocessing", "fork", "process(", "start_method", "pool(")),
@@ -849,25 +853,7 @@ _SYMPTOMS = (
     (P.CUDNN_STATUS, "cudnn-status", ("cudnn",)),
     (P.NODES_ON_CPU, "nodes-on-cpu", ("node", "kernel not found")),
     (P.MEMCPY, "memcpy", ("memcpy",)),
-    (
-        P.SLOWER,
-        "gpu-slower",
-        (
-            "slow",
-            "慢",
-            "faster",
-            "快",
-            "more than",
-            "exceed",
-            "longer",
-            "greater",
-            "大于",
-            "超过",
-            "13198",
-            "speed",
-            "same",
-        ),
-    ),
+    (P.SLOWER, "gpu-slower", _SLOWER_WORDS),
     (P.FASTER_GPU, "gpu-faster", ("faster", "快")),
 )
 _DIFFER_WORDS = (

@@ -656,6 +656,10 @@ def cudnn_missing(c: Case) -> list[Finding]:
 
 def cuda_library_missing(c: Case) -> list[Finding]:
     found = [f for f in library_findings(c) if f.code == "cuda-library-missing"]
+    said_absent = c.ev.signal("cuda-absent-said")
+    if said_absent and c.ev.signal("gpu-unused") and not c.ev.load_errors and not c.cuda_provider_failed:
+        title = "the log says the CUDA toolkit is not installed, and the GPU is not used: CUDA's libraries are missing"
+        found.append(c.finding("cuda-library-missing", title, (said_absent.line, *c.ev.lines("gpu-unused")[:1])))
     if said := c.ev.signal("fixed-by-cuda"):
         title = "installing the CUDA toolkit fixed it (the log says so): CUDA's libraries were missing"
         found.append(c.finding("cuda-library-missing", title, (said.line,)))

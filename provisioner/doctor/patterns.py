@@ -144,6 +144,12 @@ SILENT_EXIT = _compile(
     r"silently (?:exits?|exited|quits?|crash\w{0,3}|closes?|dies|died|stops?)|闪退|直接退出|没有任何报错",
     re.I,
 )
+# an entry point missing from the C++ runtime or onnxruntime's own module: an older Visual C++ runtime was loaded
+ENTRY_POINT_MISSING = _compile(
+    r"procedure entry point[^\n]{0,200}could not be located in the dynamic link library[^\n]{0,200}"
+    r"(?:msvcp\d{0,3}|vcruntime\d{0,3}\w{0,3}|onnxruntime\w{0,30})\.(?:dll|pyd)",
+    re.I,
+)
 MSVC_ABSENT = _compile(
     r"Visual C\+\+ (?:Redistributable|runtime)[^\n]{0,30}(?:is )?not installed|"
     r"(?:missing|not installed|install)[^\n]{0,12} (?:the )?(?:Microsoft )?Visual C\+\+ Redistributable|"
@@ -526,6 +532,7 @@ CUDNN_ABSENT_SAID = _compile(
 )
 CUDA_ABSENT_SAID = _compile(
     rf"{_NOT_INSTALLED}CUDA(?![-_\w])|\bCUDA(?: toolkit)?\s(?:is|was)?\s?not installed|"
+    r"(?:do ?n[o']?t|don't|didn'?t) have (?:the |a |any )?CUDA(?: toolkit)? installed|"
     r"\bno (?:NVIDIA )?CUDA (?:toolkit|runtime|libraries|installed)|"
     r"CUDA (?:shared )?libraries are not (?:available|installed)|"
     r"without (?:installing )?(?:the )?CUDA toolkit|(?:没有?|未)(?:安装|装)\s?CUDA|CUDA\s?(?:没有?|未)(?:安装|装)",
@@ -757,6 +764,12 @@ SLOWER = _compile(
     r"(?:GPU|cuda)[^\n]{0,40}(?:no|not any|without (?:any )?)\s?(?:speed-?up|faster)|"
     r"(?:GPU|cuda)[^\n]{0,30}(?:is|was|isn'?t|wasn'?t|not)\s(?:\w{1,10}\s)?(?:any\s)?faster than[^\n]{0,12}CPU|"
     r"(?:GPU|cuda)[^\n]{0,40}same (?:speed|time) as[^\n]{0,12}CPU|"
+    r"(?:speed|throughput|fps|performance)[^\n]{0,30}(?:GPU|cuda)[^\n]{0,30}(?:lower|worse|less) than[^\n]{0,20}CPU|"
+    r"(?:GPU|cuda)[^\n]{0,40}(?:lower|worse|less) (?:speed|performance|throughput|fps)[^\n]{0,20}CPU|"
+    r"(?:GPU|cuda)[^\n]{0,40}(?:performance|speed)[^\n]{0,20}(?:worse|lower) than[^\n]{0,30}CPU|"
+    r"CPU (?:outperforms|beats|is better than) (?:the )?(?:GPU|cuda)|"
+    r"(?:GPU|cuda)[^\n]{0,40}takes (?:\d{1,3}(?:\.\d)?x |much |a lot |far |way )?(?:more time|longer)[^\n]{0,20}CPU|"
+    r"(?:GPU|cuda)[^\n]{0,40}\d{1,3}(?:\.\d)?x (?:longer|slower)|"
     r"比\s?cpu[^\n]{0,6}慢|"
     r"GPU[^\n]{0,40}(?:time|时间|耗时)[^\n]{0,30}(?:more than|exceed|exceeding|longer than|greater than|大于|超过)"
     r"[^\n]{0,20}CPU|onnxruntime/issues/13198|issue#13198",

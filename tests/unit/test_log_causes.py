@@ -328,3 +328,26 @@ def test_what_fixed_it_and_what_is_installed_said_in_prose(text: str, code: str)
 
 def test_a_fix_that_did_not_work_is_no_evidence():
     assert first("installing CUDA 12.4 didn't fix it") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "inference speed on GPU is lower than on CPU",
+        "performance with CUDAExecutionProvider is worse than with CPUExecutionProvider",
+        "the CPU outperforms the GPU on this model",
+        "the GPU version takes more time than the CPU version",
+        "using CUDA takes 3x longer than the CPU",
+    ],
+)
+def test_the_gpu_slower_in_more_words(text: str):
+    assert first(text) == "gpu-slower-than-cpu"
+
+
+def test_an_entry_point_missing_from_the_cpp_runtime_or_onnxruntimes_module_is_an_old_visual_cpp_runtime():
+    text = "The procedure entry point ?_Xbad@std@@YAXXZ could not be located in the dynamic link library MSVCP140.dll"
+    assert first(text) == "msvc-runtime-missing"
+
+
+def test_no_cuda_toolkit_said_with_the_gpu_unused_is_cuda_missing():
+    assert first("I don't have the CUDA toolkit installed, and the GPU isn't used") == "cuda-library-missing"
