@@ -316,8 +316,9 @@ LIBRARY_SAID_MISSING = _compile(
     re.I,
 )
 # what fixed it, in the user's words: installing (or updating, reinstalling) CUDA, cuDNN, the driver, zlib
-_FIXED = (
-    r"(?:fix\w{0,4}|solv\w{0,4}|resolv\w{0,4}|works? (?:now|fine|again)|it works|working (?:now|again)|did the trick)"
+_FIXED = (  # the change made it work (not "it works fine": a healthy setup described)
+    r"(?:fix\w{0,4}|solv\w{0,4}|resolv\w{0,4}|(?:now|finally) (?:it |the \w{1,10} )?(?:\w{1,10} )?works|"
+    r"works? (?:now|again)|working (?:now|again)|did the trick)"
 )
 _THING = (
     r"(?P<verb>install\w{0,3}|reinstall\w{0,3}|re-install\w{0,3}|updat\w{0,3}|upgrad\w{0,3}|download\w{0,3}|"

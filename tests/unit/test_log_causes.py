@@ -351,3 +351,20 @@ def test_an_entry_point_missing_from_the_cpp_runtime_or_onnxruntimes_module_is_a
 
 def test_no_cuda_toolkit_said_with_the_gpu_unused_is_cuda_missing():
     assert first("I don't have the CUDA toolkit installed, and the GPU isn't used") == "cuda-library-missing"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I installed CUDA 12.4 and cuDNN 9.1, everything works fine with torch and onnxruntime-gpu",
+        "Successfully installed flatbuffers-24.3.25 onnxruntime-gpu-1.20.1 protobuf-5.28.3\n>>> ort.get_device()\n'GPU'",
+        "[W:onnxruntime:, graph.cc:3593 CleanUnusedInitializersAndNodeArgs] Removing initializer 'x'. It is not used",
+        "The GPU inference time is 5 ms and the CPU takes 50 ms, as expected.",
+        "TensorRT warning: Device memory is insufficient to use tactic; skipping tactic 3",
+        "the providers are ['CUDAExecutionProvider', 'CPUExecutionProvider'] and nvidia-smi shows 90% utilisation",
+        "question: does onnxruntime-gpu 1.19 support IOBinding on the CUDA provider? everything else works",
+        "The bug was fixed in CUDA 12.2, see the release notes",
+    ],
+)
+def test_healthy_logs_and_questions_give_no_finding(text: str):
+    assert first(text) is None
