@@ -357,7 +357,7 @@ def test_no_cuda_toolkit_said_with_the_gpu_unused_is_cuda_missing():
     "text",
     [
         "I installed CUDA 12.4 and cuDNN 9.1, everything works fine with torch and onnxruntime-gpu",
-        "Successfully installed flatbuffers-24.3.25 onnxruntime-gpu-1.20.1 protobuf-5.28.3\n>>> ort.get_device()\n'GPU'",
+        "Successfully installed flatbuffers-24.3.25 onnxruntime-gpu-1.20.1\n>>> ort.get_device()\n'GPU'",
         "[W:onnxruntime:, graph.cc:3593 CleanUnusedInitializersAndNodeArgs] Removing initializer 'x'. It is not used",
         "The GPU inference time is 5 ms and the CPU takes 50 ms, as expected.",
         "TensorRT warning: Device memory is insufficient to use tactic; skipping tactic 3",
