@@ -385,6 +385,10 @@ def driver_library_mismatch(c: Case) -> list[Finding]:
             )
             found.append(c.finding("driver-library-mismatch", title, (c.errors[name],)))
     hidden = ev.environment.container and ev.signal("driver-absent")  # no driver inside: the GPU was not passed in
+    gpu_words = ev.gpus or ev.driver or c.errors or ev.signal("provider-failed") or ev.signal("cuda-call-error")
+    if (rebooted := ev.signal("reboot-fixed")) and gpu_words:
+        title = "rebooting fixed it (the log says so): the driver's kernel module and libraries differed until then"
+        found.append(c.finding("driver-library-mismatch", title, (rebooted.line,)))
     if said := ev.signal("fixed-by-driver-reinstall"):
         title = "reinstalling the NVIDIA driver fixed it (the log says so): its parts did not fit together"
         found.append(c.finding("driver-library-mismatch", title, (said.line,)))
@@ -434,6 +438,9 @@ def gpu_hidden(c: Case) -> list[Finding]:
     if "cudaErrorOperatingSystem" in c.errors and ev.environment.container:
         title = f"CUDA may not use the device inside this {ev.environment.container} container (error 304)"
         found.append(c.finding("gpu-hidden", title, (c.errors["cudaErrorOperatingSystem"], *ev.environment_lines[:1])))
+    if not_passed := ev.signal("gpu-not-passed"):
+        title = "the container was started without the GPU (the log says so)"
+        found.append(c.finding("gpu-hidden", title, (not_passed.line, *ev.environment_lines[:1])))
     if invalid := ev.signal("device-invalid"):
         title = "the GPU device asked for does not exist for this process (no GPU is visible to it)"
         found.append(c.finding("gpu-hidden", title, (invalid.line, *ev.environment_lines[:1])))
@@ -475,6 +482,11 @@ def driver_too_old(c: Case) -> list[Finding]:
     if ev.signal("driver-old") and verdict is None and not ev.signal("driver-absent"):
         title = "the log says the NVIDIA driver is too old for this CUDA build"
         found.append(c.finding("driver-too-old", title, ev.lines("driver-old")))
+    matrix_cuda = _driver_cuda(c) if ev.driver and not ev.driver.cuda_version else None
+    if matrix_cuda is not None and c.build_cuda and matrix_cuda < c.build_cuda[0] and verdict is None:
+        version = ev.driver.version if ev.driver else ""
+        title = f"the driver {version} supports CUDA {matrix_cuda} at most; the build needs CUDA {c.build_cuda[0]}"
+        found.append(c.finding("driver-too-old", title, (ev.driver_line, c.build_cuda[1])))
     if "cudaErrorUnsupportedPtxVersion" in c.errors:
         title = (
             "the driver cannot JIT-compile the library's PTX (CUDA error 222): the PTX was made by a newer CUDA than "
@@ -785,6 +797,9 @@ def unsupported_gpu_arch(c: Case) -> list[Finding]:
         found.append(c.finding("unsupported-gpu-arch", title, (c.errors["cudaErrorNoDevice"], *ev.gpu_lines[:2])))
     if (verdict := insufficient_driver(c)) and verdict[0] == "unsupported-gpu-arch":
         found.append(c.finding("unsupported-gpu-arch", verdict[1], verdict[2]))
+    if torch := ev.signal("torch-arch"):
+        title = f"the GPU's architecture is newer than the builds beside it know ({named}): torch says so"
+        found.append(c.finding("unsupported-gpu-arch", title, (torch.line, *ev.gpu_lines[:1])))
     fix = arch_fix(c)
     return [Finding(f.code, f.severity, f.title, f.evidence, fix or f.fix) for f in found]
 

@@ -580,6 +580,23 @@ CONTAINER = _compile(
     r"\broot@[0-9a-f]{12}:",
     re.I,
 )
+# the container started without the GPU, said so ("ran it without --gpus", "adding --gpus all fixed it")
+GPU_NOT_PASSED = _compile(
+    r"(?:without|forgot|missing|no|didn'?t (?:add|pass|use|set))\s(?:the\s|to (?:add|pass|use)\s)?"
+    r"(?:--gpus|--runtime[= ]nvidia|runtime: ?nvidia|nvidia runtime|gpu (?:flag|option|reservation|access))|"
+    r"(?:add|pass|us|set)\w{0,3}\s(?:the\s)?(?:--gpus|--runtime[= ]nvidia|runtime: ?nvidia)[^\n]{0,40}"
+    r"(?:fix|solv|resolv|works? now|did the trick)",
+    re.I,
+)
+# rebooting (after a driver update) fixed it: the driver's kernel module and libraries differed until then
+_REBOOT = r"(?:reboot\w{0,3}|restart\w{0,3}\s(?:the\s|my\s)?(?:machine|computer|system|server|pc|host|laptop|box))"
+REBOOT_FIXED = _compile(  # (restarting a pod, a container or an app is no reboot)
+    rf"{_REBOOT}[^\n]{{0,30}}(?:fix|solv|resolv|works? (?:now|again)|did the trick)|"
+    rf"(?:fix|solv|resolv)\w{{0,4}}[^\n]{{0,20}}\b(?:by|after)\s(?:a\s)?{_REBOOT}",
+    re.I,
+)
+# torch's own check that the GPU's architecture is not in its build
+TORCH_ARCH = _compile(r"with CUDA capability sm_\d{2,3}\w? is not compatible with the current PyTorch", re.I)
 CONTAINER_GPU = _compile(
     r"--gpus|runtime:\s{0,3}nvidia|--runtime=nvidia|deploy:[^\n]{0,20}devices|"
     r"NVIDIA_VISIBLE_DEVICES|capabilities:\s{0,3}\[?\s{0,3}gpu|nvidia\.com/gpu|(?:singularity|apptainer)\s[^\n]{0,40}--nv\b",
@@ -631,6 +648,7 @@ PYTHON_32BIT = _compile(r"\b32[ -]?bit\b|\bwin32\b(?!\s*(?:api|error))|\bx86\b(?
 
 # --- packages --------------------------------------------------------------------------------------------------
 NOT_INSTALLED = _compile(
+    r"(?<![-\w])onnxruntime(?![-_.\w])\s(?:package\s)?(?:is|was)\s(?:\w{1,10}\s)?not\sinstalled|"
     rf"No module named {Q}onnxruntime{Q}|No module named {Q}onnxruntime\.capi|"
     rf"DistributionNotFound: The {Q}onnxruntime|PackageNotFoundError: {Q}?onnxruntime|"
     r"No matching distribution found for onnxruntime\b(?!-gpu)(?!_gpu)|"

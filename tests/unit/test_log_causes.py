@@ -368,3 +368,28 @@ def test_no_cuda_toolkit_said_with_the_gpu_unused_is_cuda_missing():
 )
 def test_healthy_logs_and_questions_give_no_finding(text: str):
     assert first(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("I ran the container without --gpus and onnxruntime falls back to the CPU", "gpu-hidden"),
+        (
+            "Failed to initialize NVML: Driver/library version mismatch\nafter a reboot it works again",
+            "driver-library-mismatch",
+        ),
+        ("after the driver update CUDA failure 999 came; rebooting the machine fixed it", "driver-library-mismatch"),
+        (
+            "NVIDIA-SMI 470.57.02   Driver Version: 470.57.02\nonnxruntime-gpu 1.20.0\nFailed to create CUDA provider",
+            "driver-too-old",
+        ),
+        (
+            "RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.",
+            "unsupported-gpu-arch",
+        ),
+        ("onnxruntime is not installed in this environment", "onnxruntime-not-installed"),
+        ("restarting the pod resolves it; nvidia-container-cli: nvml error: driver not loaded", "no-driver"),
+    ],
+)
+def test_the_driver_container_and_install_in_prose(text: str, code: str):
+    assert first(text) == code
