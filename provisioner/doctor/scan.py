@@ -31,7 +31,8 @@ KEYWORDS = (
     *("multiprocessing", "fork(", "zlib", "nvml", "find ", "locate "),
     *("c0000409", "1073740791", "3221226505", "stack_buffer", "kubectl", "kubernetes", "k8s", "podman"),
     *("singularity", "apptainer", "enroot", "root@", "ordinal", "initializ", "slow", "speed", "exit", "quit", "crash"),
-    *("silent", "闪退", "退出", "requirement"),
+    *("silent", "闪退", "退出", "requirement", "close", "fix", "solv", "resolv", "reboot", "restart", "works"),
+    *("performance", "outperform", "op ", "ops ", "operator", "node", "toolkit", "zlib"),
     # TensorRT's own messages (doctor/tensorrt.py reads the candidate lines too): its stubs, engines, contexts
     *("placeholder", "deprecated", "engine", "tag does not match", "deserializ", "context"),
 )
