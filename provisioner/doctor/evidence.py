@@ -448,7 +448,7 @@ class _Reader:
             self.signal("cpu-installed-said", line)
         if P.NODE_PACKAGE.search(raw):
             self.signal("node-package", line)
-        if P.BARE_CPU_ROW.match(raw):
+        if P.BARE_CPU_ROW.match(raw) or P.CPU_PULLED_IN.search(raw):
             self.signal("cpu-row", line)
         if P.CPU_REMOVED_FIXED.search(raw):
             self.signal("cpu-removed-fixed", line)

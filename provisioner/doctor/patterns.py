@@ -237,6 +237,11 @@ CPU_ONLY_BUILD = _compile(
     # the user says the CPU package is what is installed: "installed onnxruntime instead of onnxruntime-gpu",
     # "onnxruntime 1.17.0 (CPU)", "cpu版本的onnxruntime"
     r"onnxruntime(?![-_.A-Za-z0-9])\s(?:instead of|rather than)\s(?:the\s)?onnxruntime[-_]gpu|"
+    # the fix swapped the CPU package for the GPU one: "install onnxruntime-gpu instead of onnxruntime", "replace
+    # onnxruntime with onnxruntime-gpu in requirements.txt"
+    r"onnxruntime[-_]gpu\s(?:instead of|rather than|in place of)\s(?:the\s)?onnxruntime(?![-_.A-Za-z0-9])|"
+    r"(?:replac|chang|switch|swap)\w{0,3}\s(?:the\s)?onnxruntime(?![-_.A-Za-z0-9])\s(?:package\s)?(?:with|to|for|by)\s"
+    r"(?:the\s)?onnxruntime[-_]gpu|"
     r"onnxruntime(?:\sversion)?\s\d{1,2}\.\d{1,3}(?:\.\d{1,3})?\s?\((?:CPU|CPU[- ]only)\)|"
     r"cpu\s?版(?:本)?的?\s?onnxruntime(?![-_.A-Za-z0-9])|onnxruntime(?![-_.A-Za-z0-9])\s?的?\s?cpu\s?版|"
     r"get_device\(\)[^\n]{0,20}(?:returns|=|:|->)\s{0,3}'?CPU\b'?|"
@@ -354,8 +359,14 @@ GPU_INSTALLED = _compile(
     r"\bI(?:'ve|'d| have| had)?\s(?:\w{1,12}\s){0,2}(?:installed|reinstalled|re-installed|install|am using|use)\s"
     rf"(?:the\s|latest\s){{0,2}}[`'\"]?{_GPU_PKG}|"
     rf"{_GPU_PKG}[`'\"]?(?:\s?(?:==|v)?\s?\d{{1,2}}\.\d{{1,3}}(?:\.\d{{1,3}})?)?\s(?:is|was|has been|is already)\s"
+    r"(?!not\b|never\b|no longer\b)"
     r"(?:\w{1,12}\s)?installed|(?:已经?|已)?(?:安装|装)了?\s?onnxruntime[-_]gpu",
     re.I,
+)
+# a dependency pulling the CPU package in: "rembg pulls in onnxruntime as a dependency" (with the GPU package named,
+# both are installed; alone, the CPU package is)
+CPU_PULLED_IN = _compile(
+    r"(?:pulls?|pulled|brings?|brought|drags?|dragged)\s(?:in\s)?(?:the\s)?(?:CPU\s)?onnxruntime(?![-_.\w])", re.I
 )
 # the CPU package uninstalled (pip's command or its report)
 CPU_UNINSTALLED = _compile(
@@ -484,7 +495,7 @@ _PIN = r"(?:\s?(?:==|=|\s)v?\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)?"  # "onnxruntime==1
 BOTH_PACKAGES = _compile(
     # "installed both onnxruntime and onnxruntime-gpu", "both onnxruntime and onnxruntime-gpu are installed" (not
     # "I tried both": one after the other)
-    rf"(?:install\w{{0,4}}|hav(?:e|ing)|got)\s(?:\w{{1,12}}\s){{0,2}}both\b[^\n]{{0,30}}"
+    rf"(?:install\w{{0,4}}|hav(?:e|ing)|has|had|got)\s(?:\w{{1,12}}\s){{0,2}}both\b[^\n]{{0,30}}"
     rf"(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})|"
     rf"(?:have|had|has|installed)\s(?:\w{{1,10}}\s){{0,2}}[`'\"]?(?:{_CPU_NAME}{_PIN}[`'\"]?\s(?:and|&|\+|,)\s[`'\"]?"
     rf"{_GPU_NAME}|{_GPU_NAME}{_PIN}[`'\"]?\s(?:and|&|\+|,)\s[`'\"]?{_CPU_NAME})|"
@@ -493,7 +504,9 @@ BOTH_PACKAGES = _compile(
     rf"\bboth\b[^\n]{{0,30}}(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})[^\n]{{0,20}}"
     rf"(?:are|were|is)?\s?(?:installed|present|in (?:the|my) (?:env|venv|environment))|"
     rf"(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})[^\n]{{0,40}}(?:co-?exist|together|"
-    rf"at the same time|both installed)|"
+    rf"at the same time|both installed|conflict|clash|overwrit|overrid|shadow)|"
+    rf"{_CPU_NAME}[^\n]{{0,20}}(?:conflicts? with|overwrites|overrides|shadows|replaces|breaks)[^\n]{{0,10}}"
+    rf"{_GPU_NAME}|"
     # one install command (a line of its own) naming both
     rf"^[$>#%!]{{0,2}}\s{{0,3}}(?:python3?\s{{1,3}}-m\s{{1,3}})?(?:pip3?|uv pip|uv)\s{{1,3}}(?:install|add)\s{{1,3}}"
     rf"(?:[-\w.=<>~\[\],'\"]{{1,60}}\s{{1,3}}){{0,6}}(?:{_CPU_NAME}[=<>~\d.'\"]{{0,20}}\s{{1,3}}"

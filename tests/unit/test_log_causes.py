@@ -393,3 +393,22 @@ def test_healthy_logs_and_questions_give_no_finding(text: str):
 )
 def test_the_driver_container_and_install_in_prose(text: str, code: str):
     assert first(text) == code
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (
+            "onnxruntime-gpu is not installed\nAvailable providers: 'AzureExecutionProvider, CPUExecutionProvider'",
+            "cpu-package-only",
+        ),
+        ("fixed by installing onnxruntime-gpu instead of onnxruntime", "cpu-package-only"),
+        ("replace onnxruntime with onnxruntime-gpu in requirements.txt and it worked", "cpu-package-only"),
+        ("rembg pulls in onnxruntime as a dependency and the GPU is not used", "cpu-package-only"),
+        ("rembg pulls in onnxruntime as a dependency, and I also use onnxruntime-gpu", "cpu-and-gpu-installed"),
+        ("my requirements.txt has both onnxruntime and onnxruntime-gpu", "cpu-and-gpu-installed"),
+        ("onnxruntime conflicts with onnxruntime-gpu in the same venv", "cpu-and-gpu-installed"),
+    ],
+)
+def test_the_two_packages_in_prose(text: str, code: str):
+    assert first(text) == code
