@@ -302,7 +302,7 @@ class _Reader:
                 self.signal("cudnn-absent-said", line)
             elif P.CUDA_ABSENT_SAID.search(raw):
                 self.signal("cuda-absent-said", line)
-        self.timings(raw, line, entry)
+        self.timings(raw, line, entry, lower, digits)
         self.native_import(raw, line, lower, entry)
 
     def native_import(self, raw: str, line: str, lower: str, entry: Line) -> None:
@@ -726,16 +726,18 @@ class _Reader:
             elif row_device and P.TABLE_TIME.search(name):
                 self.add("timings", Timing(_timing_device(row_device.lower()), _seconds(value.group(1), unit), line))
 
-    def timings(self, raw: str, line: str, entry: Line) -> None:
+    def timings(self, raw: str, line: str, entry: Line, lower: str, digits: bool) -> None:
+        """Timings of a device: on the line ("GPU time: 45 ms"), a rate, or under a device's header."""
         self.table(raw, line, entry)
         if P.OTHER_FRAMEWORK.search(raw):
             return  # torch's or TensorFlow's timings are not ONNX Runtime's
-        found = P.TIMING.findall(raw)
-        for device, value, unit in found:
-            self.add("timings", Timing(_timing_device(device.lower()), _seconds(value, unit), line))
-        for device, value, _unit in P.RATE.findall(raw):  # a rate: the time of one item is its inverse
+        device = digits and any(word in lower for word in ("gpu", "cpu", "cuda", "onnxruntime"))
+        found = P.TIMING.findall(raw) if device else []
+        for name, value, unit in found:
+            self.add("timings", Timing(_timing_device(name.lower()), _seconds(value, unit), line))
+        for name, value, _unit in P.RATE.findall(raw) if device else ():  # a rate: the time of one item is its inverse
             if float(value) > 0:
-                self.add("timings", Timing(_timing_device(device.lower()), 1.0 / float(value), line))
+                self.add("timings", Timing(_timing_device(name.lower()), 1.0 / float(value), line))
         if hit := P.TIMING_HEADER.match(raw):  # "GPU Test result": the timings under it are the GPU's
             self.section = (_timing_device(hit.group(1).lower()), entry.last)
             return
