@@ -738,9 +738,8 @@ def zlibwapi_missing(c: Case) -> list[Finding]:
     ):
         # cuDNN 8.3+ on Windows loads zlibwapi.dll when its first convolution runs and aborts the process (fast
         # fail, 0xC0000409) when it is missing: the message it prints is often lost
-        title = (
-            "the process aborted (0xC0000409) on Windows with cuDNN 8: cuDNN 8.3+ does so when zlibwapi.dll is missing"
-        )
+        how = "ended without an error" if abort is silent else "aborted (0xC0000409)"
+        title = f"the process {how} on Windows with cuDNN 8: cuDNN 8.3+ aborts so when zlibwapi.dll is missing"
         found.append(c.finding("zlibwapi-missing", title, (abort.line, cudnn8)))
     fault = c.ev.signal("cudnn8-fault") and not c.ev.load_errors and not c.ev.loading
     if not found and fault and not c.ev.signal("cudnn-absent-said"):
