@@ -1,6 +1,6 @@
 """Add collected logs to the doctor's corpus, split by repository (issue 22).
 
-    python bin/corpus_add.py STAGING_DIR [STAGING_DIR ...]
+    python bin/corpus_add.py [--dev] STAGING_DIR [STAGING_DIR ...]
 
 Each STAGING_DIR holds `*.log` files and `entries.json` (file name -> the corpus.json fields plus `repo`,
 "owner/name"). A log whose repository already has a log in the development corpus (tests/data/logs/corpus.json,
@@ -8,6 +8,10 @@ incoming/ included) joins the development side, in tests/data/logs/incoming/ unt
 into the top level; every other log goes to the held-out part, tests/data/logs/heldout/, and its repository stays
 held out for good (a later log of it is held out too). The held-out part is scored by a test and never read while
 the reader is developed. Prints counts only: no held-out names.
+
+--dev: logs collected for development (new logs to develop against, gathered from repositories outside the held-out
+part) join the development side even when their repository is new to the corpus; a log of a held-out repository
+still goes to the held-out part (a development log of it would leak the split).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ def load(path: Path) -> dict[str, dict]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-def main(staging: list[Path]) -> int:
+def main(staging: list[Path], dev_only: bool = False) -> int:
     dev = {**load(LOGS / "corpus.json"), **load(PARTS["dev"] / "corpus.json")}
     heldout = load(PARTS["heldout"] / "corpus.json")
     dev_repos = {repo_of(e) for e in dev.values()} - {None}
@@ -49,9 +53,12 @@ def main(staging: list[Path]) -> int:
             repo = repo_of(entry)
             if repo is None:
                 sys.exit(f"error: {folder / name}: no repository in its entry")
-            part = "dev" if repo in dev_repos and repo not in heldout_repos else "heldout"
+            known = repo in dev_repos or dev_only
+            part = "dev" if known and repo not in heldout_repos else "heldout"
             if part == "heldout":
                 heldout_repos.add(repo)
+            else:
+                dev_repos.add(repo)
             added[part][name] = {**entry, "repo": repo}
             PARTS[part].mkdir(parents=True, exist_ok=True)
             shutil.copyfile(folder / name, PARTS[part] / name)
@@ -74,4 +81,5 @@ def main(staging: list[Path]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main([Path(arg) for arg in sys.argv[1:]]))
+    args = sys.argv[1:]
+    sys.exit(main([Path(arg) for arg in args if arg != "--dev"], dev_only="--dev" in args))

@@ -50,16 +50,24 @@ def doctor(
     """Why is my GPU not used? Detect, plan, verify, and list findings with exact fixes."""
     if tune_model is not None and log is not None:
         raise BadInput("--model and --log do not go together", hint="--log explains a log; it runs nothing")
-    from provisioner.doctor import analyze_log, diagnose, is_healthy
+    from provisioner.doctor import diagnose, is_healthy
     from provisioner.render.doctor import DoctorResult
 
     matrix = _matrix()
     if log is not None:
+        from provisioner.doctor.evidence import paste_next
+        from provisioner.doctor.rules import read_log_text
         from provisioner.userfiles import read_log
 
         read = read_log(log)
-        findings = tuple(analyze_log(read.text, python=target or "python", matrix=matrix))
-        return DoctorResult(findings, is_healthy(list(findings)), log_note=read.note)
+        found, evidence = read_log_text(read.text, python=target or "python", matrix=matrix)
+        return DoctorResult(
+            tuple(found),
+            is_healthy(found),
+            log_note=read.note,
+            log_read=evidence.summary(),
+            paste_next=paste_next(evidence),
+        )
 
     from provisioner.probe import detect_host
     from provisioner.probe.target import find_interpreter

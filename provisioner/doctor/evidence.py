@@ -1,21 +1,23 @@
 """A pasted log -> facts (`LogEvidence`): the same kinds of facts the host probes fill, each with its line. Pure.
 
-Nothing here decides a finding (provisioner/doctor/rules.py does, for logs and hosts alike). Reading is bounded and
-linear: the caller passes at most READ_LIMIT bytes (the first and last half), lines longer than LINE_LIMIT are read
-in pieces of that size, every pattern's repeats are bounded ({0,N}, no nested quantifiers), and the detailed
-patterns run only on lines a single keyword scan picked. Knowledge that is data comes from the matrix: CUDA error
-numbers and messages (cuda.yaml `errors`), GPU names -> compute capability (gpus.yaml), library names
-(standalone/libnames.py).
+Nothing here decides a finding (provisioner/doctor/rules.py does, for logs and hosts alike). The text is read in
+three steps: scan.py picks the lines worth reading (bounded, linear), normalize.py turns them into the lines the
+program printed (prefixes gone, wrapped lines joined, quotes unified), and `read_evidence` reads each line once,
+topic by topic (platform, driver and GPUs, packages and versions, libraries, errors, providers, symptoms, timings).
+Knowledge that is data comes from the matrix: CUDA and cuBLAS error numbers and messages (cuda.yaml `errors`),
+GPU names -> compute capability (gpus.yaml), library names (standalone/libnames.py); the wordings are in
+patterns.py.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import TYPE_CHECKING
 
+from provisioner.doctor import patterns as P
+from provisioner.doctor.normalize import Line, logical_lines
+from provisioner.doctor.scan import LINE_LIMIT, READ_LIMIT, SHAPE_LIMIT, bounded, candidate_lines
 from provisioner.facts import DriverInfo, Gpu, OrtDist, RuntimeEnvironment
 from provisioner.matrix.query import gpu_key, gpu_models_by_key
 from provisioner.standalone.libnames import library_family
@@ -23,242 +25,20 @@ from provisioner.standalone.libnames import library_family
 if TYPE_CHECKING:
     from provisioner.matrix.model import Matrix
 
-READ_LIMIT = 20 * 1024 * 1024  # bytes read from a log: the first 10 MB and the last 10 MB
-LINE_LIMIT = 4096  # characters: a longer line is read in pieces of this size
-SHAPE_LIMIT = 8  # lines read per shape (lines that differ only in their digits: a warning repeated per frame)
+__all__ = [
+    "LINE_LIMIT",
+    "READ_LIMIT",
+    "SHAPE_LIMIT",
+    "LoadError",
+    "LogEvidence",
+    "Seen",
+    "Timing",
+    "bounded",
+    "paste_next",
+    "read_evidence",
+]
+
 EVIDENCE_WIDTH = 300  # characters of a line kept as evidence
-
-_ANSI = re.compile(r"\x1b\[[0-9;]{0,20}m")
-# A line is read in detail only if one of these occurs in it (case-insensitive).
-_KEYWORDS = (  # lower case; a line holding one is read in detail (each costs one scan of the log)
-    *("cuda", "cudnn", "cublas", "nvidia", "nvinfer", "tensorrt", "provider", "onnxruntime", "dll", ".so"),
-    *("driver", "gpu", "cpu", "geforce", "quadro", "tesla", "radeon", "intel", "rtx", "gtx", "python", "pip"),
-    *("wheel", "docker", "container", "unraid", "hostname=", "wsl", "nvcc", "error", "fail", "missing"),
-    *("not found", "no module", "找不到", "显卡", "耗时", "结果", "误差", "macos", "darwin", "/users/", "/volumes/"),
-    *("aarch64", "arm64", "jetson", "windows", "linux", "ubuntu", "torch", "memory", "memcpy", "[+]", "[x]"),
-    *("cp3", "result", "output", "diff", "slow", "faster", "stable", "tolerance", "version"),
-)
-_KEYWORD_BYTES = tuple(k.encode("utf-8") for k in _KEYWORDS)
-
-_LIBRARY_ERRORS = (
-    re.compile(
-        r"(?<![\w.+-])([\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4})\s{0,4}:\s{0,4}(?:cannot open shared object file|"
-        r"file too short|invalid ELF|wrong ELF class)",
-        re.I,
-    ),
-    re.compile(r"[\"'“”]?(?<![\w.+-])([\w.+-]{1,120}\.dll)[\"'“”]? which is missing", re.I),
-    re.compile(
-        r"Could not (?:load|locate|find) (?:library |module )?[\"'“”]?(?<![\w.+-])"
-        r"([\w.+-]{1,120}\.(?:dll|so(?:\.\d{1,6}){0,4}))",
-        re.I,
-    ),
-    re.compile(
-        r"Failed to load (?:library|shared library) [\"'“”]?(?<![\w.+-])([\w.+-]{1,120}\.(?:dll|so(?:\.\d{1,6}){0,4}))",
-        re.I,
-    ),
-    re.compile(r"[\"'“”](?<![\w.+-])([\w.+-]{1,120}\.dll)[\"'“”] (?:not found|was not found)", re.I),
-    re.compile(r"\b(?<![\w.+-])([\w.+-]{1,120}\.dll) (?:was not found|is missing|could not be found|not found)", re.I),
-    re.compile(r"error while loading shared libraries: (?<![\w.+-])([\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4})", re.I),
-    re.compile(
-        r"(?:unable to|failed to|could not|cannot) (?:dl)?(?:open|load) [\"'“”]?(?<![\w.+-])"
-        r"([\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4})",
-        re.I,
-    ),
-    re.compile(r"(?<![\w.+-])([\w.+-]{1,120}\.so(?:\.\d{1,6}){0,4})\s{0,4}=>\s{0,4}not found", re.I),  # ldd
-)
-_LOADER_NAMES = (2, 3, 7)  # patterns naming the library being loaded, not (necessarily) the one missing
-_SONAME_MAJOR = re.compile(r"\.so\.(\d{1,4})|(?:64|_)(\d{1,4})(?:_\d{1,4})?\.dll$", re.I)
-
-_DLL_INIT = re.compile(
-    r"DLL initiali[sz]ation routine failed|动态链接库\s?\(DLL\)\s?初始化例程失败|WinError 1114|error 1114|"
-    r"DLL 初期化ルーチンの実行に失敗しました|ダイナミック リンク ライブラリ \(DLL\) 初期化ルーチン",
-    re.I,
-)
-_MODULE_NOT_FOUND = re.compile(
-    r"LoadLibrary failed with error 126|error 126\b|The specified module could not be found|找不到指定的模块|"
-    r"指定されたモジュールが見つかりません|"
-    # the native module did not load (old releases only warned), so its names are missing: a dependency is
-    r"cannot import name [\"'‘’]\w{1,40}[\"'‘’] from [\"'‘’]onnxruntime\.capi\._pybind_state",
-    re.I,
-)
-_MSVC_ABSENT = re.compile(
-    r"Visual C\+\+ (?:Redistributable|runtime)[^\n]{0,30}(?:is )?not installed|"
-    r"(?:missing|not installed|install)[^\n]{0,12} (?:the )?(?:Microsoft )?Visual C\+\+ Redistributable",
-    re.I,
-)
-_CUDA_ERROR_NUMBER = re.compile(
-    r"CUDA (?:failure|error)\s{0,3}(?:code\s{0,3})?[:=]?\s{0,3}(\d{1,4})\b|cudaError\w{0,40}\s{0,3}\(?(\d{1,4})\)?",
-    re.I,
-)
-_CUDA_ERROR_NAME = re.compile(r"\b(cudaError[A-Z]\w{1,40})")
-_PROVIDER_NAME = re.compile(r"\b(\w{2,20})ExecutionProvider\b")
-# A provider list is the names in a bracket, or after "available providers:", on a line that speaks of the
-# available providers, or a line of names alone (printed, or under a header): never a name the sentence requests.
-_BRACKETED = re.compile(r"[\[(]([^\[\]()\n]{0,600})[\])]")
-_NAMES_ONLY = re.compile(r"[\s>*•\-\[\](),.\"'‘’“”]{0,200}")  # what is left of a list once its names are taken out
-_AVAILABLE = re.compile(r"availab|可用|build has", re.I)
-_AFTER_HEADER = re.compile(r"providers?\s{0,3}(?:are|:|：|=)\s{0,3}([^\n]{0,600})$", re.I)
-
-_CPU_ONLY_BUILD = re.compile(
-    r"(?:CUDA|GPU)(?: execution provider)? is not enabled in this build|CUDA execution provider is not enabled|"
-    r"not (?:compiled|built) with (?:CUDA|GPU)|compile (?:it )?with GPU|with GPU support|"
-    r"invalid choice: [\"'‘’]cuda[\"'‘’] \(choose from [\"'‘’]cpu[\"'‘’]\)|"
-    r"Specified provider '(?:CUDA|Tensorrt)ExecutionProvider' is not in available provider names|"
-    r"onnxruntime_providers_cuda\.(?:dll|so)[\"'“”’]?\s{0,3}(?:does not exist|not exist|is missing)|"
-    r"(?:lib)?onnxruntime_providers_cuda\.(?:dll|so)\s{0,3}:\s{0,3}cannot open shared object",
-    re.I,
-)
-_PROVIDER_FAILED = re.compile(
-    r"Failed to create (CUDA|Tensorrt)ExecutionProvider|Failed to load (?:library|shared library)[^\n]{0,200}"
-    r"onnxruntime_providers_(cuda|tensorrt)|OrtSessionOptionsAppendExecutionProvider_(Cuda|Tensorrt)\w{0,4}: "
-    r"Failed to load shared library|Attempt to set CUDAExecutionProvider failed|"
-    r"Falling back to \[?'?CPUExecutionProvider|(?:Current|Applied) providers: \['CPUExecutionProvider'\]|"
-    r"Failed to load shared library|onnxruntime_providers_(cuda|tensorrt)\.dll",
-    re.I,
-)
-_REQUIRE = re.compile(r"Require cuDNN (\d{1,2})[\d.*]{0,8} and CUDA (\d{1,2})[\d.*]{0,8}", re.I)
-# onnxruntime's preload_dlls() on the torch beside it: "The installed PyTorch 2.5.1+cu121 uses CUDA 12.x, but
-# onnxruntime-gpu is built with CUDA 13.x"
-_TORCH_OTHER_CUDA = re.compile(
-    r"PyTorch\s\S{1,40}\suses CUDA (\d{1,2})[\d.x]{0,6}, but onnxruntime-gpu is built with CUDA (\d{1,2})", re.I
-)
-_NVIDIA_SMI = re.compile(
-    r"Driver Version:\s{0,4}(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\s{0,40}(?:CUDA Version:\s{0,4}"
-    r"(\d{1,2}\.\d{1,2}|N/A))?",
-    re.I,
-)
-_DRIVER_PROSE = re.compile(
-    r"(?:nvidia|driver|驱动)[^\n\d]{0,24}?\b(?:v|version\s)?(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I
-)
-_DRIVER_ABSENT = re.compile(
-    r"couldn't communicate with the NVIDIA driver|found no NVIDIA driver on your system|NVIDIA driver (?:is )?not "
-    r"(?:installed|loaded|found)|no NVIDIA (?:GPU|driver)|without an? NVIDIA|nvidia-smi: (?:command )?not found",
-    re.I,
-)
-_DRIVER_OLD = re.compile(
-    r"driver(?: version)? (?:is |was )?(?:too (?:low|old)|insufficient|outdated)|"
-    r"(?:update|upgrade) (?:your |the )?(?:nvidia |gpu )?driver",
-    re.I,
-)
-_DRIVER_MISMATCH = re.compile(
-    r"Driver/library version mismatch|unsupported display driver / cuda driver combination|"
-    r"forward compatibility was attempted on non supported HW",
-    re.I,
-)
-_NVCC = re.compile(
-    r"(?:release|nvcc[^\n\d]{0,30}|cuda[_ -]?toolkit[^\n\d]{0,12}|CUDA[\\/]v|cuda-|CUDA_PATH[^\n\d]{0,40}v"
-    r"|cuda[ _](?:version)?:?\s?)(\d{1,2}\.\d)\b",
-    re.I,
-)
-_TORCH_CUDA = re.compile(r"\btorch[\s=:-]{1,20}\d{1,2}\.\d{1,2}(?:\.\d{1,3})?\+cu(\d{2,3})\b|\+cu(\d{2,3})\b", re.I)
-_DIST_BODY = (
-    r"(onnxruntime(?:[-_](?:gpu|directml|silicon|openvino|training))?|torch|tensorrt(?:[-_]cu\d{2})?|"
-    r"nvidia-[a-z-]{2,40}-cu\d{2}|nvidia-(?:cudnn|cublas|cuda-runtime|cufft|curand|cuda-nvrtc)|pycuda)"
-    r"(?:\s{1,40}|==|\s{0,3}@\s{0,3}\S{0,200}?\s{0,3})v?(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?(?:[.+-]?\w{1,20})?)\b"
-)
-_DIST_LINE = re.compile(r"^[\s>+*-]{0,6}" + _DIST_BODY, re.I)
-_DIST_NEXT = re.compile(r"\s{1,40}" + _DIST_BODY, re.I)  # a wrapped listing: several rows on one line
-_LISTING_ROW = re.compile(r"[\w.-]{1,80}\s{1,40}v?\d{1,6}(?:[.+\w-]{0,40})")  # `pip list`: a name and its version
-_DIST_INSTALLED = re.compile(r"Successfully installed [^\n]{0,400}", re.I)
-_DIST_IN_INSTALLED = re.compile(r"\b(onnxruntime(?:-gpu)?)-(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)\b", re.I)
-_PIP_SHOW_NAME = re.compile(r"^Name:\s{0,4}(onnxruntime(?:[-_]gpu)?)\s{0,4}$", re.I)
-_PIP_SHOW_VERSION = re.compile(r"^Version:\s{0,4}(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)", re.I)
-_NOT_INSTALLED = re.compile(
-    r"No module named [\"'‘’]onnxruntime[\"'‘’]|No module named [\"'‘’]onnxruntime\.capi|"
-    r"DistributionNotFound: The [\"'‘’]onnxruntime|PackageNotFoundError: [\"'‘’]?onnxruntime|"
-    r"No matching distribution found for onnxruntime\b(?!-gpu)(?!_gpu)|"
-    r"The [\"'‘’]?onnxruntime(?:[-_]gpu)?[\"'‘’]? distribution was not found",
-    re.I,
-)
-_BROKEN_PACKAGE = re.compile(
-    r"module [\"'‘’]onnxruntime[\"'‘’] has no attribute [\"'‘’](?:InferenceSession|SessionOptions|"
-    r"GraphOptimizationLevel|get_available_providers|get_device|set_default_logger_severity|capi)[\"'‘’]|"
-    r"cannot import name [\"'‘’]\w{1,40}[\"'‘’] from [\"'‘’]onnxruntime[\"'‘’] \(unknown location\)|"
-    r"onnxruntime\.capi\.onnxruntime_pybind11_state[^\n]{0,40}No module named",
-    re.I,
-)
-_NO_WHEEL = re.compile(
-    r"No matching distribution found for (?:onnxruntime[-_]gpu|onnxruntime)|Could not find a version that "
-    r"satisfies the requirement onnxruntime|"
-    r"has no wheels with a(?: matching (?:Python ABI|platform|Python implementation)|\s{0,3}$)|"
-    r"is not a supported wheel on this platform|no wheels? (?:are |is )?(?:available|published) for",
-    re.I,
-)
-_NO_TENSORRT = re.compile(
-    r"No module named [\"'‘’]tensorrt|TensorRT (?:is )?not (?:installed|found)|install (?:the )?TensorRT librar|"
-    r"onnxruntime_providers_tensorrt",
-    re.I,
-)
-_OOM = re.compile(
-    r"out of memory|CUDA_ERROR_OUT_OF_MEMORY|Failed to allocate memory for requested buffer|"
-    r"CUDNN_STATUS_ALLOC_FAILED|CUBLAS_STATUS_ALLOC_FAILED|BFCArena::AllocateRawInternal",
-    re.I,
-)
-_CONTEXT = re.compile(
-    r"invalid resource handle|pycuda\.autoinit|CUDA_ERROR_INVALID_CONTEXT|invalid device context", re.I
-)
-_CUDNN_STATUS = re.compile(
-    r"CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED|"
-    r"CUDNN_STATUS_VERSION_MISMATCH|cudnnCreate\(",
-    re.I,
-)
-_NODES_ON_CPU = re.compile(r"Some nodes were not assigned to the preferred execution providers", re.I)
-_MEMCPY = re.compile(r"Memcpy nodes are added to the graph", re.I)
-_SLOWER = re.compile(
-    r"(?:GPU|cuda)[^\n]{0,40}(?:slower|much slower|more slowly|慢|耗时更长|速度远小于|远慢于)|"
-    r"(?:slower|慢)[^\n]{0,20}(?:on|than|于)\s{0,3}(?:the\s)?(?:GPU|cuda)\b|"
-    r"CPU[^\n]{0,40}faster than[^\n]{0,12}GPU|比\s?cpu[^\n]{0,6}慢|onnxruntime/issues/13198|issue#13198",
-    re.I,
-)
-_FASTER_GPU = re.compile(r"GPU[^\n]{0,40}faster than[^\n]{0,12}CPU|GPU[^\n]{0,20}比\s?CPU[^\n]{0,6}快", re.I)
-_TIMING = re.compile(
-    r"\b(onnxruntime(?:[-_]gpu)?|GPU|CPU|cuda)\b[^\n\d]{0,40}?(\d{1,6}(?:\.\d{1,20})?)\s{0,2}"
-    r"(ms|毫秒|s|sec|seconds?|秒)(?![\w])",
-    re.I,
-)
-_OTHER_FRAMEWORK = re.compile(r"torch|tensorflow|paddle", re.I)  # its timings are not ONNX Runtime's
-_DIFFER = re.compile(
-    r"(?:results?|outputs?|inference)[^\n]{0,60}(?:differ|different|not (?:the )?same|inconsistent|not stable|"
-    r"unstable|mismatch|wrong)|(?:differ|different|inconsistent|wrong)[^\n]{0,30}(?:results?|outputs?)|"
-    r"(?:relative|absolute|max(?:imum)?) (?:diff|difference|error)|结果(?:不一致|不同|差异|有差别|不稳定|错误)|"
-    r"(?:精度|误差)[^\n]{0,10}(?:大|不一致)|not equal to tolerance",
-    re.I,
-)
-_CONTAINER = re.compile(
-    r"\b(docker|podman|kubernetes|k8s|container|nvidia-container|devcontainer|\.dockerenv|"
-    r"nvidia/cuda:|nvcr\.io|compose\.ya?ml|unraid|truenas|容器)|hostname=[0-9a-f]{12}\b",
-    re.I,
-)
-_CONTAINER_GPU = re.compile(
-    r"--gpus|runtime:\s{0,3}nvidia|--runtime=nvidia|deploy:[^\n]{0,20}devices|"
-    r"NVIDIA_VISIBLE_DEVICES|capabilities:\s{0,3}\[?\s{0,3}gpu",
-    re.I,
-)
-_WSL = re.compile(r"\bWSL2?\b|microsoft-standard|/usr/lib/wsl", re.I)
-_VISIBLE = re.compile(r"\b((?:CUDA|NVIDIA)_VISIBLE_DEVICES)\s{0,3}[=:]\s{0,3}[\"']?([\w,-]{0,40})", re.I)
-_WINDOWS = re.compile(r"\.dll\b|\b[A-Z]:\\|LoadLibrary|\bWindows\b|WinError|\.exe\b|\\AppData\\|win_amd64|win32", re.I)
-_LINUX = re.compile(r"\.so\b|\.so\.\d|\bLinux\b|/usr/|/home/|/opt/|\bUbuntu\b|\bDebian\b|manylinux|linux_x86_64", re.I)
-_MACOS = re.compile(r"\bmacOS\b|\bdarwin\b|macosx_|/Users/\w|/Volumes/|\bApple (?:M\d|Silicon)\b|\bMac ?OS\b", re.I)
-_ARM = re.compile(r"\b(aarch64|arm64|ARM64|jetson|tegra|l4t|Orin|Xavier)\b", re.I)
-_JETSON = re.compile(r"\b(jetson|tegra|l4t|jetpack)\b", re.I)
-_PYTHON = re.compile(
-    r"\bPython\s?(3\.\d{1,2})(?:\.\d{1,3})?\b|\bpython(3\.\d{1,2})\b|\bcp3(\d{1,2})\b|"
-    r"\\Python3(\d{1,2})\\",
-    re.I,
-)
-_NVIDIA_GPU = re.compile(
-    r"\b(?:NVIDIA\s|GeForce\s|Quadro\s|Tesla\s){0,3}(?:(?:RTX|GTX|GT|MX|TITAN)\s?(?:PRO\s)?[A-Z]?\d{2,4}"
-    r"(?:\s?(?:Ti|SUPER|Ada))?|TITAN\s(?:RTX|V|Xp?)|"
-    r"(?<![\w.])(?:[ABHKLMPTV]\d{1,3}[GS]?|GB200|GH200)(?=[\s,)\-]|$))",
-    re.I,
-)
-_OTHER_GPU = re.compile(
-    r"\b(?:AMD\s?)?Radeon\b[^\n,;)]{0,30}|\bRX\s?\d{3,4}(?:\s?XTX?)?\b|\bIntel\(R\)\s(?:UHD|Iris|HD)[^\n,;)]{0,30}|"
-    r"\bIntel\s(?:UHD|Iris|HD|Arc)\b[^\n,;)]{0,20}|\bAMD (?:GPU|graphics|cuda)\b|\bROCm\b|"
-    r"\[[+xX✓]\]\s{0,2}(?:AMD|Intel)\b",
-    re.I,
-)
-_GPU_CONTEXT = re.compile(r"nvidia|tesla|gpu|cuda|显卡|device", re.I)
 
 
 @dataclass(frozen=True)
@@ -271,12 +51,14 @@ class Seen:
 
 @dataclass(frozen=True)
 class LoadError:
-    """A library the loader could not open: its file name, family (cudnn, cublas, cuda, nvinfer ...) and major."""
+    """A library file the loader could not open: its name, family (cudnn, cublas, cuda, nvinfer ...), major, and
+    the library that needed it where the log says (`Failed to load library X with error: Y`: Y needed by X)."""
 
     filename: str
     family: str | None
     major: str | None
     line: str
+    needed_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -306,11 +88,18 @@ class LogEvidence:
     python_version: str | None = None
     onnxruntime: tuple[OrtDist, ...] = ()  # from pip list / freeze / show / uv / conda list / "Successfully installed"
     distributions: tuple[Seen, ...] = ()  # every listed distribution: "name version"
+    ort_stated: tuple[Seen, ...] = ()  # onnxruntime versions stated (issue template, prose, release assets)
     cuda_installed: tuple[Seen, ...] = ()  # CUDA versions the log shows installed (nvcc, CUDA_PATH, torch +cuNNN)
-    cuda_required: tuple[Seen, ...] = ()  # CUDA majors the build says it needs ("Require cuDNN 9.* and CUDA 12.*")
-    load_errors: tuple[LoadError, ...] = ()
+    cudnn_installed: tuple[Seen, ...] = ()  # cuDNN versions the log shows installed ("cudnn 9.3", libcudnn8)
+    cuda_required: tuple[Seen, ...] = ()  # CUDA majors the build needs ("Require ... CUDA 12.*", "cuda12" assets)
+    cudnn_required: tuple[Seen, ...] = ()  # cuDNN majors the build needs ("Require cuDNN 9.*")
+    load_errors: tuple[LoadError, ...] = ()  # files the loader could not open
+    loading: tuple[Seen, ...] = ()  # libraries that failed to load for a dependency the log does not name
+    files: tuple[Seen, ...] = ()  # library files a listing shows on disk (find, ls, locate, dir)
     cuda_errors: tuple[Seen, ...] = ()  # cudaError_t names
+    cublas_errors: tuple[Seen, ...] = ()  # CUBLAS_STATUS_ names
     providers: tuple[Seen, ...] = ()  # provider lists printed: "CPU,Azure"
+    session_providers: tuple[Seen, ...] = ()  # a session's providers printed (get_providers(), "Applied providers")
     signals: tuple[Seen, ...] = ()  # named symptoms: dll-init-failed, module-not-found, cpu-only-build ...
     timings: tuple[Timing, ...] = ()
     cut: bool = False  # the log was longer than READ_LIMIT: its middle was not read
@@ -323,62 +112,99 @@ class LogEvidence:
         """Every line showing symptom `name` (up to 6)."""
         return tuple(dict.fromkeys(s.line for s in self.signals if s.value == name))[:6]
 
-
-def bounded(text: str, limit: int = READ_LIMIT) -> tuple[str, bool]:
-    """At most `limit` characters: the first and last half of a longer text, and whether it was cut."""
-    if len(text) <= limit:
-        return text, False
-    half = limit // 2
-    return text[:half] + "\n" + text[-half:], True
-
-
-_DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
-
-
-def candidate_lines(text: str) -> list[str]:
-    """The distinct lines worth reading in detail, in order: those holding a keyword, and the line after one that
-    names providers (a list printed under its header). Lines are grouped by shape (lower case, digits as 0: a run
-    log's lines differ only in their numbers) and each shape is scanned once and
-    at most SHAPE_LIMIT lines of it are read. Of a line longer than LINE_LIMIT
-    only its first and last LINE_LIMIT/2 characters are kept (a megabyte line is a data dump)."""
-    shapes = text.encode("utf-8", "replace").lower().translate(_DIGITS).split(b"\n")
-    count = len(shapes)
-    groups: dict[bytes, list[int]] = {}
-    for index, shape in enumerate(shapes):
-        groups.setdefault(shape, []).append(index)
-    del shapes
-    distinct = list(groups)
-    starts = list(accumulate((len(shape) + 1 for shape in distinct), initial=0))
-    joined = b"\n".join(distinct)
-    wanted: set[int] = set()
-    for keyword in _KEYWORD_BYTES:  # bytes.find: a fast scan per keyword, one step per shape that holds it
-        pos = joined.find(keyword)
-        while pos >= 0:
-            number = bisect_right(starts, pos) - 1
-            members = groups[distinct[number]][:SHAPE_LIMIT]
-            wanted.update(members)
-            if b"provider" in distinct[number]:
-                wanted.update(i + 1 for i in members if i + 1 < count)
-            pos = joined.find(keyword, starts[number + 1])
-    out: dict[str, None] = {}
-    for line in _lines_at(text, sorted(wanted)):
-        line = line.rstrip("\r")
-        if len(line) > LINE_LIMIT:
-            line = line[: LINE_LIMIT // 2] + " ... " + line[-LINE_LIMIT // 2 :]
-        out[line] = None
-    return list(out)
+    def summary(self) -> tuple[str, ...]:
+        """What was read, one fact a line (for "no known failure recognised")."""
+        facts = []
+        if self.os:
+            facts.append(
+                f"platform: {self.os}{' ' + self.arch if self.arch else ''}{' (Jetson)' if self.jetson else ''}"
+            )
+        if self.python_version:
+            facts.append(f"Python {self.python_version}")
+        if self.driver and self.driver.version:
+            facts.append(
+                f"NVIDIA driver {self.driver.version}"
+                + (f" (CUDA {self.driver.cuda_version})" if self.driver.cuda_version else "")
+            )
+        facts += [
+            f"GPU: {g.name}" + (f" (compute capability {g.compute_capability})" if g.compute_capability else "")
+            for g in self.gpus[:2]
+        ]
+        facts += [f"other GPU: {s.value}" for s in self.other_gpus[:1]]
+        facts += [f"installed: {s.value}" for s in self.distributions[:6]]
+        facts += [f"stated: {s.value}" for s in self.ort_stated[:1]]
+        facts += [f"CUDA {s.value} (installed)" for s in _first_per_value(self.cuda_installed)[:2]]
+        facts += [f"cuDNN {s.value} (installed)" for s in _first_per_value(self.cudnn_installed)[:2]]
+        facts += [f"the build needs CUDA {s.value}" for s in _first_per_value(self.cuda_required)[:1]]
+        facts += [f"providers listed: {s.value}" for s in self.providers[:2]]
+        facts += [f"could not load: {e.filename}" for e in self.load_errors[:3]]
+        facts += [f"CUDA error: {s.value}" for s in _first_per_value(self.cuda_errors)[:2]]
+        if self.environment.container:
+            facts.append(f"runs in a {self.environment.container} container")
+        said = [SYMPTOMS[s.value] for s in self.signals if s.value in SYMPTOMS]
+        facts += [f"symptom: {words}" for words in dict.fromkeys(said)][:4]
+        return tuple(facts)
 
 
-def _lines_at(text: str, indices: list[int]) -> list[str]:
-    """The lines (split at "\\n") at these sorted indices, without splitting the whole text."""
-    out, pos, current = [], 0, 0
-    for index in indices:
-        while current < index:
-            pos = text.find("\n", pos) + 1
-            current += 1
-        end = text.find("\n", pos)
-        out.append(text[pos : end if end >= 0 else len(text)])
-    return out
+# the symptoms a summary names (the other signals are context: a package named, a fork, a header)
+SYMPTOMS = {
+    "provider-failed": "the CUDA provider failed",
+    "tensorrt-provider-failed": "the TensorRT provider failed",
+    "cpu-only-build": "a CPU-only onnxruntime in use",
+    "module-not-found": "a DLL/module not found (error 126)",
+    "dll-init-failed": "a DLL's initialisation failed (error 1114)",
+    "pybind-import-failed": "onnxruntime's module failed to import",
+    "not-installed": "onnxruntime not installed",
+    "no-wheel": "no wheel for the platform",
+    "out-of-memory": "out of memory",
+    "node-failed": "a CUDA kernel failed while running a node",
+    "nodes-on-cpu": "nodes assigned to the CPU",
+    "gpu-slower": "the GPU said to be slower",
+    "results-differ": "results said to differ",
+    "driver-absent": "no NVIDIA driver",
+    "driver-old": "the driver said to be too old",
+}
+
+
+def paste_next(ev: LogEvidence) -> tuple[str, ...]:
+    """What to paste next when nothing was recognised: the outputs that show the facts this log lacks, and the
+    program's own error."""
+    wanted = []
+    if not ev.onnxruntime and not ev.ort_stated:
+        wanted.append(
+            'python -c "import onnxruntime as ort; print(ort.__version__, ort.get_device(), '
+            'ort.get_available_providers())"'
+        )
+        wanted.append("python -m pip list  (the onnxruntime, nvidia-*, torch and tensorrt rows)")
+    if ev.driver is None:
+        wanted.append("nvidia-smi  (the driver, its CUDA version and the GPU)")
+    if not (ev.load_errors or ev.cuda_errors or any(s.value in SYMPTOMS for s in ev.signals)):
+        wanted.append(
+            "the program's whole error output, with ONNX Runtime's log on: "
+            "onnxruntime.set_default_logger_severity(0) before creating the session"
+        )
+    wanted.append("or run `ortprov doctor` on that machine: it probes the host and proves a real CUDA session")
+    return tuple(wanted)
+
+
+_DRIVER_WORDS = re.compile(
+    r"nvidia|driver|gpu|geforce|rtx|gtx|quadro|tesla|titan|radeon|intel|amd|rocm|device|smi|cuda|nvml|docker|"
+    r"container|显卡|驱动|\b[abhklmptv]\d{1,3}\b|gb200|gh200"
+)
+_PACKAGE_WORDS = re.compile(
+    r"onnx|ort|wheel|platform|pip|install|tensorrt|module|requirement|\buv\b|conda|distribution|version|package|"
+    r"nuget|jar|crate|get_device|cpu|gpu|^\W{0,4}\w{0,3}$"
+)
+_LIBRARY_WORDS = re.compile(
+    r"\.so|\.dll|dlopen|librar|module|error 1|126|1114|193|zlib|pybind|visual c|vcruntime|msvc|vc_?redist|"
+    r"cudnn|cublas|cudart|cufft|curand|nvrtc|"
+    r"vc\+\+|找不到|初始化|"
+    r"モジュール|ルーチン|\.dylib|c0000409|1073740791|3221226505|stack_buffer"
+)
+
+
+def _first_per_value(seen: tuple[Seen, ...]) -> list[Seen]:
+    return list({s.value: s for s in reversed(seen)}.values())[::-1]
 
 
 def _short(line: str) -> str:
@@ -386,10 +212,10 @@ def _short(line: str) -> str:
     return line if len(line) <= EVIDENCE_WIDTH else line[: EVIDENCE_WIDTH - 3] + "..."
 
 
-def _major_of(filename: str) -> str | None:
+def major_of(filename: str) -> str | None:
     """The library's major: `.so.N`, or a Windows DLL's suffix, where CUDA 10 and older spelt major and minor
     together (cublas64_91.dll: 9.1, cudart64_110.dll: 11.0; cublas64_12.dll: 12)."""
-    match = _SONAME_MAJOR.search(filename)
+    match = P.SONAME_MAJOR.search(filename)
     if not match:
         return None
     if match.group(1):
@@ -398,235 +224,663 @@ def _major_of(filename: str) -> str | None:
     return str(number // 10 if number >= 20 else number)
 
 
-def _error_tables(matrix: Matrix | None) -> tuple[dict[int, str], list[tuple[str, str]]]:
-    """CUDA error number -> name, and (message lower-cased, name), from cuda.yaml."""
-    if matrix is None:
-        return {}, []
-    numbers = {e.number: e.name for e in matrix.cuda_errors}
-    messages = [(e.message.lower(), e.name) for e in matrix.cuda_errors if e.message]
-    return numbers, messages
+def _cudnn_major(value: str) -> str | None:
+    """The major of a stated cuDNN version: "9.3" -> 9, "8.9.7.29" -> 8, "8200" (cudnnGetVersion) -> 8."""
+    if value.isdigit() and len(value) >= 4:
+        return value[0] if len(value) == 4 else value[:2]
+    head = value.split(".")[0]
+    return head if head.isdigit() and 5 <= int(head) <= 12 else None
+
+
+class _Reader:
+    """Reads the program's lines one by one into facts; each topic is one method."""
+
+    def __init__(self, matrix: Matrix | None) -> None:
+        self.matrix = matrix
+        self.numbers: dict[int, str] = {}
+        self.cublas_numbers: dict[int, str] = {}
+        self.messages: list[tuple[str, str]] = []
+        if matrix is not None:
+            for error in matrix.cuda_errors:
+                table = self.cublas_numbers if error.name.startswith("CUBLAS_") else self.numbers
+                table[error.number] = error.name
+                if error.message:
+                    self.messages.append((error.message.lower(), error.name))
+        self.gpu_models = gpu_models_by_key(matrix) if matrix is not None else {}
+        self.f: dict[str, list] = {}
+        self.driver: DriverInfo | None = None
+        self.driver_line = ""
+        self.container: str | None = None
+        self.wsl = False
+        self.visible: dict[str, str] = {}
+        self.os_votes = {"windows": 0, "linux": 0, "darwin": 0}
+        self.arch: str | None = None
+        self.jetson = False
+        self.python_version: str | None = None
+        self.pip_show: str | None = None
+        self.wrapped = ""  # a provider list cut mid-name at the end of the previous line
+        self.header: tuple[str, int] | None = None  # an issue template's header and where it was
+        self.section: tuple[str, int] | None = None  # a timing section's device ("GPU Test result") and where
+        self.using: str | None = None  # the providers of onnxruntime's last "EP Error ... when using [...]"
+        self.columns: tuple[list[str], int] | None = None  # a markdown table's header cells and where
+        self.device_call = False  # the previous line called get_device() (a REPL: its answer follows)
+        self.ort_frame = -10  # where a traceback last showed onnxruntime's native module being imported
+        self.trt_ran = False  # the last EP Error was TensorRT failing on the model (it loaded), not failing to load
+        self.python_caller = False  # the program is Python (a traceback, pip, site-packages, import onnxruntime)
+        self.fetched: set[str] = set()  # onnxruntime flavours pip fetched or installed
+        self.both_fetched = False
+
+    def add(self, key: str, value: object) -> None:
+        self.f.setdefault(key, []).append(value)
+
+    def signal(self, name: str, line: str) -> None:
+        self.add("signals", Seen(name, line))
+
+    def read(self, entry: Line) -> None:
+        """Each topic reads the line only if one of its words is in it (a topic's patterns all need one)."""
+        raw = entry.text.strip()
+        line = _short(raw)
+        lower = raw.lower()
+        digits = any(ch.isdigit() for ch in raw)
+        self.platform(raw, line, lower)
+        if _DRIVER_WORDS.search(lower):
+            self.driver_and_gpus(raw, line, lower)
+        if _PACKAGE_WORDS.search(lower):
+            self.packages(raw, line, lower)
+        if digits:
+            self.versions(raw, line, lower)
+        if _LIBRARY_WORDS.search(lower):
+            self.libraries(raw, line)
+        if digits or "cuda" in lower or "cublas" in lower or "error" in lower:
+            self.errors(raw, line, lower)
+        if any(word in lower for word in ("provider", "cuda", "gpu", "cpu", "build", "tensorrt", "ep error")):
+            self.providers(raw, line, lower)
+        self.symptoms(raw, line, lower)
+        self.fixed_by(raw, line, lower)
+        if "cud" in lower:
+            if P.CUDNN_ABSENT_SAID.search(raw):
+                self.signal("cudnn-absent-said", line)
+            elif P.CUDA_ABSENT_SAID.search(raw):
+                self.signal("cuda-absent-said", line)
+        self.timings(raw, line, entry, lower, digits)
+        self.native_import(raw, line, lower, entry)
+
+    def native_import(self, raw: str, line: str, lower: str, entry: Line) -> None:
+        """A traceback importing onnxruntime's native module, then Python's "DLL load failed" without the module's
+        name (Python 3.7 and older say "DLL load failed: ..." only): that module failed to load."""
+        if P.ORT_NATIVE_FRAME.search(raw):
+            self.ort_frame = entry.last
+        elif (
+            "dll load failed" in lower
+            and entry.first - self.ort_frame <= 3
+            and not (P.PYBIND_IMPORT.search(raw) or P.OTHER_MODULE_IMPORT.search(raw))
+        ):
+            self.signal("pybind-import-failed", line)
+
+    # --- topics ----------------------------------------------------------------------------------------------
+    def platform(self, raw: str, line: str, lower: str) -> None:
+        if P.WINDOWS.search(raw):
+            self.os_votes["windows"] += 1
+        if P.LINUX.search(raw):
+            self.os_votes["linux"] += 1
+        if P.MACOS.search(raw):
+            self.os_votes["darwin"] += 2
+        if any(w in lower for w in _ARM_WORDS) and P.ARM.search(raw):
+            self.arch = "aarch64"
+            self.jetson = self.jetson or bool(P.JETSON.search(raw))
+        if self.container is None and not P.LISTING_ROW.fullmatch(raw) and (hit := P.CONTAINER.search(raw)):
+            word = (hit.group(1) or "docker").lower()
+            kinds = {"k8s": "kubernetes", "kubectl": "kubernetes", "apptainer": "singularity"}
+            word = kinds.get(word, word)
+            self.container = word if word in ("podman", "kubernetes", "singularity", "enroot") else "docker"
+            self.add("env_lines", line)
+        if any(w in lower for w in ("gpu", "nvidia", "--nv")) and P.CONTAINER_GPU.search(raw):
+            self.add("flags", line)
+        if ("wsl" in lower or "microsoft-standard" in lower) and P.WSL.search(raw):
+            self.wsl = True
+            self.add("env_lines", line)
+        for name, value in P.VISIBLE.findall(raw) if "visible_devices" in lower else ():
+            self.visible[name.upper()] = value
+        if self.python_version is None and ("python" in lower or "cp3" in lower) and (hit := P.PYTHON.search(raw)):
+            g = hit.groups()
+            self.python_version = g[0] or g[1] or (f"3.{g[2]}" if g[2] else f"3.{g[3]}")
+        if not self.python_caller and P.PYTHON_CALLER.search(raw):
+            self.python_caller = True
+            self.signal("python", line)
+        if any(w in lower for w in ("32", "x86")) and P.PYTHON_32BIT.search(raw) and _BITS.search(lower):
+            self.signal("python-32bit", line)
+
+    def driver_and_gpus(self, raw: str, line: str, lower: str) -> None:
+        if hit := P.NVIDIA_SMI.search(raw):
+            cuda = hit.group(2) if hit.group(2) and hit.group(2) != "N/A" else None
+            self.driver, self.driver_line = DriverInfo(True, hit.group(1), cuda, "log"), line
+        elif self.driver is None and (hit := P.DRIVER_PROSE.search(raw)):
+            self.driver, self.driver_line = DriverInfo(True, hit.group(1), None, "log"), line
+        if P.DRIVER_MISMATCH.search(raw):
+            self.driver, self.driver_line = DriverInfo(True, None, None, "log", line), line
+        elif P.DRIVER_ABSENT.search(raw):
+            self.signal("driver-absent", line)
+        if P.DRIVER_OLD.search(raw):
+            self.signal("driver-old", line)
+        if P.GPU_IN_CONTAINER.search(raw):
+            self.signal("gpu-in-container", line)
+        if P.GPU_CONTEXT.search(raw) or "rtx" in lower or "gtx" in lower:
+            for hit in P.NVIDIA_GPU.finditer(raw):
+                self.gpu(hit.group(0).strip(), raw, lower, line)
+        for hit in P.OTHER_GPU.finditer(raw):
+            self.add("other", Seen(_other_gpu_name(hit.group(0)), line))
+
+    def gpu(self, name: str, raw: str, lower: str, line: str) -> None:
+        short = re.fullmatch(r"[A-Za-z]\d{1,3}[GS]?", name) and not re.search(r"nvidia|tesla", lower)
+        if short and not re.search(rf"{re.escape(name)}\s{{0,2}}(?:GPU|-SXM|-PCIE|\d{{2}}GB)", raw, re.I):
+            return  # "T4", "A10" alone name a GPU only next to NVIDIA/Tesla or "GPU"
+        model = self.gpu_models.get(gpu_key(name))
+        if self.matrix is not None and model is None:
+            return
+        cc = model.compute_capability if model else None
+        shown = f"NVIDIA {model.name}" if model and not model.name.startswith("NVIDIA") else name
+        gpus = self.f.setdefault("gpus", [])
+        gpus.append(Gpu(len(gpus), shown if model else name, cc))
+        self.add("gpu_lines", line)
+
+    def packages(self, raw: str, line: str, lower: str) -> None:
+        hit = P.DIST_LINE.match(raw)
+        while hit:
+            name = hit.group(1).lower().replace("_", "-")
+            typed = P.TYPED_ROW.fullmatch(hit.group(0).strip()) and not P.TREE_ROW.match(raw)
+            if name == "onnxruntime" and typed and hit.end() == len(raw.rstrip()):
+                # "onnxruntime 1.18.1" written as a sentence is the version the user means, not pip's row of the CPU
+                # package (pip list pads its columns, freeze writes ==, conda adds a build)
+                self.add("ort_stated", Seen(f"{name} {hit.group(2)}", line))
+                break
+            self.add("dists", Seen(f"{name} {hit.group(2)}", line))
+            hit = P.DIST_NEXT.match(raw, hit.end())
+        ort = "onnxruntime" in lower  # most package patterns name it: the others are not tried on lines without it
+        for hit in P.PIP_HAS.finditer(raw) if ort else ():
+            groups = hit.groups()
+            name, version = next((groups[i], groups[i + 1]) for i in range(0, len(groups), 2) if groups[i])
+            self.add("dists", Seen(f"{name.lower().replace('_', '-')} {version}", line))
+        self.pip_fetching(raw, line)
+        if P.DIST_INSTALLED.search(raw):
+            for name, version in P.DIST_IN_INSTALLED.findall(raw):
+                self.add("dists", Seen(f"{name.lower()} {version}", line))
+        if hit := P.PIP_SHOW_NAME.match(raw):
+            self.pip_show = hit.group(1).lower().replace("_", "-")
+        elif self.pip_show and (hit := P.PIP_SHOW_VERSION.match(raw)):
+            self.add("dists", Seen(f"{self.pip_show} {hit.group(1)}", line))
+            self.pip_show = None
+        if ("wheel" in lower or "distribution" in lower or "find" in lower) and (
+            P.NO_WHEEL.search(raw) or P.NO_WHEEL_SAID.search(raw)
+        ):
+            self.signal("no-wheel", line)
+        if "tensorrt" in lower and P.NO_TENSORRT.search(raw):
+            self.signal("tensorrt-absent", line)
+        if self.device_call and (answer := P.DEVICE_ANSWER.match(raw.strip())):
+            self.signal("cpu-only-build" if answer.group(1) == "CPU" else "gpu-device", line)
+        self.device_call = bool(P.DEVICE_CALL.search(raw))
+        if ort:
+            self.onnxruntime_named(raw, line)
+
+    def onnxruntime_named(self, raw: str, line: str) -> None:
+        """What a line naming onnxruntime says of its packages: both installed, the GPU one installed or named, the
+        CPU one installed, required or removed, not installed, broken."""
+        if P.BOTH_PACKAGES.search(raw):
+            self.signal("both-packages", line)
+        if P.UNINSTALL_BOTH.search(raw):
+            self.signal("uninstall-both", line)
+        elif P.CPU_UNINSTALLED.search(raw):
+            self.signal("cpu-uninstalled", line)
+        if P.GPU_INSTALLED.search(raw) and not P.INSTALL_CHECK.search(raw):
+            self.signal("gpu-installed", line)
+        if P.NOT_INSTALLED.search(raw):
+            self.signal("not-installed", line)
+        if P.BROKEN_PACKAGE.search(raw):
+            self.signal("package-broken", line)
+        if P.AUTOUPDATE_CPU.search(raw):
+            self.signal("autoupdate-cpu", line)
+        if P.GPU_PACKAGE.search(raw):
+            self.signal("gpu-package-named", line)
+        if P.CPU_INSTALL.search(raw):
+            self.signal("cpu-install-command", line)
+        if P.CPU_REQUIRED.search(raw):
+            self.signal("cpu-required", line)
+        if P.CPU_INSTALLED_SAID.search(raw):
+            self.signal("cpu-installed-said", line)
+        if P.NODE_PACKAGE.search(raw):
+            self.signal("node-package", line)
+        if P.BARE_CPU_ROW.match(raw) or P.CPU_PULLED_IN.search(raw):
+            self.signal("cpu-row", line)
+        if P.CPU_REMOVED_FIXED.search(raw):
+            self.signal("cpu-removed-fixed", line)
+
+    def pip_fetching(self, raw: str, line: str) -> None:
+        """pip fetching or installing onnxruntime's flavours: a wheel's file name is a listed distribution; both
+        flavours fetched (or installed together) are both installed."""
+        names: list[str] = []
+        if hit := P.PIP_COLLECTING.match(raw):
+            names.append(hit.group(1))
+        for hit in P.WHEEL_FILE.finditer(raw):
+            names.append(hit.group(1))
+            self.add("dists", Seen(f"{hit.group(1).lower().replace('_', '-')} {hit.group(2)}", line))
+        if hit := P.INSTALLING_COLLECTED.search(raw):
+            names += [n.strip() for n in hit.group(1).split(",") if n.strip().lower().startswith("onnxruntime")]
+        for name in names:
+            flavour = name.lower().replace("_", "-")
+            if flavour in ("onnxruntime", "onnxruntime-gpu"):
+                self.fetched.add(flavour)
+        if names and len(self.fetched) == 2 and not self.both_fetched:
+            self.both_fetched = True
+            self.signal("both-packages", line)
+
+    def versions(self, raw: str, line: str, lower: str) -> None:
+        if hit := P.RUNTIME_API.search(raw):
+            self.add("cuda", Seen(hit.group(1), line))
+        if (hit := P.DRIVER_API.search(raw)) and (self.driver is None or not self.driver.cuda_version):
+            version = self.driver.version if self.driver else None
+            self.driver, self.driver_line = DriverInfo(True, version, hit.group(1), "log"), line
+        for hit in P.REQUIRE.finditer(raw):
+            self.add("cudnn_required", Seen(hit.group(1), line))
+            self.add("required", Seen(hit.group(2), line))
+        if torch := P.TORCH_OTHER_CUDA.search(raw):
+            self.add("required", Seen(torch.group(2), line))
+            if torch.group(1) != torch.group(2):
+                self.signal("torch-other-cuda", line)
+        for hit in P.BUILD_CUDA.finditer(raw):
+            self.add("required", Seen(next(g for g in hit.groups() if g), line))
+        for hit in P.ORT_STATED.finditer(raw):
+            groups = hit.groups()
+            version = next(g for g in groups[1::2] if g)
+            flavour = "onnxruntime-gpu" if any(groups[0::2]) else "onnxruntime"
+            self.add("ort_stated", Seen(f"{flavour} {version}", line))
+        if pair := P.CUDA_SLASH_CUDNN.search(raw):
+            self.add("cuda", Seen(pair.group(1), line))
+            if (cudnn := _cudnn_major(pair.group(2))) is not None:
+                self.add("cudnn", Seen(cudnn, line))
+            return
+        if "driver" not in lower and "cuda version:" not in lower:
+            for hit in P.NVCC.finditer(raw):
+                self.add("cuda", Seen(hit.group(1), line))
+            for hit in P.CUDA_MAJOR_SAID.finditer(raw):
+                self.add("cuda_major", Seen(hit.group(1), line))
+        for hit in P.TORCH_CUDA.finditer(raw):
+            digits = hit.group(1) or hit.group(2)
+            self.add("cuda", Seen(f"{digits[:-1]}.{digits[-1]}", line))
+        if "require" not in lower:
+            for hit in P.CUDNN_STATED.finditer(raw):
+                value = next(g for g in hit.groups() if g)
+                if (cudnn := _cudnn_major(value)) is not None:
+                    self.add("cudnn", Seen(cudnn, line))
+
+    def template(self, raw: str, line: str, entry: Line) -> None:
+        """microsoft/onnxruntime's issue template: "### ONNX Runtime Version or Commit ID" then "1.19.2"."""
+        if hit := P.TEMPLATE_HEADER.match(raw):
+            self.header = (hit.group(1).lower(), entry.last)
+            return
+        if self.header is None or entry.first - self.header[1] > 3:
+            self.header = None
+            return
+        name = self.header[0]
+        if name.startswith("onnx runtime version") and (hit := re.search(r"\b(1\.\d{1,2}(?:\.\d{1,2})?)\b", raw)):
+            self.add("ort_stated", Seen(f"onnxruntime {hit.group(1)}", line))
+        elif name.startswith("execution provider library") and (hit := re.search(r"cuda\s?(\d{1,2}\.\d)", raw, re.I)):
+            self.add("cuda", Seen(hit.group(1), line))
+        self.header = None
+
+    def libraries(self, raw: str, line: str) -> None:
+        seen: set[str] = set()
+        if P.HYPOTHETICAL.search(raw) or P.GUESS.search(raw):
+            return  # an error described as an example or guessed at, not one this log shows
+        for pattern in P.LOADER_AND_MISSING:
+            for hit in pattern.finditer(raw):
+                loader, missing = hit.group(1), hit.group(2)
+                if missing.lower() == loader.lower():
+                    continue  # "Could not load library X. Error: X: cannot open": X itself, read below
+                self.missing(missing, line, seen, needed_by=loader)
+                seen.add(loader.lower())
+        for pattern in P.MISSING:
+            for hit in pattern.finditer(raw):
+                self.missing(hit.group(1), line, seen)
+        for pattern in P.LOADING:
+            for hit in pattern.finditer(raw):
+                name = hit.group(1)
+                if name.lower() not in seen:
+                    seen.add(name.lower())
+                    self.add("loading", Seen(name, line))
+        self.on_disk(raw, line)
+        if P.DLL_INIT.search(raw):
+            self.signal("dll-init-failed", line)
+        if P.MSVC_ABSENT.search(raw) or P.ENTRY_POINT_MISSING.search(raw):
+            self.signal("msvc-absent", line)
+        if not seen and (said := P.LIBRARY_SAID_MISSING.search(raw)):
+            family = (said.group(1) or said.group(2)).lower()
+            family = {"cublaslt": "cublasLt", "cdnn": "cudnn"}.get(family, family)
+            self.add("loads", LoadError(said.group(0), family, None, line))
+        if P.MODULE_NOT_FOUND.search(raw):
+            self.signal("module-not-found", line)
+        if P.BAD_IMAGE.search(raw):
+            self.signal("bad-image", line)
+        if P.PYBIND_IMPORT.search(raw):
+            self.signal("pybind-import-failed", line)
+        if P.CORE_DLL_FAILED.search(raw):
+            self.signal("core-dll-failed", line)
+        if P.ZLIBWAPI.search(raw) and not P.SPECULATION.search(raw):
+            self.signal("zlibwapi-named", line)
+        if other := P.VERSION_NOT_DEFINED.search(raw):
+            self.signal("other-copy-first", line)
+            self.add("files", Seen(other.group(1), line))
+        if P.WINDOWS_ABORT.search(raw):
+            self.signal("windows-abort", line)
+        if P.CUDNN8_FAULT.search(raw):
+            self.signal("cudnn8-fault", line)
+
+    def on_disk(self, raw: str, line: str) -> None:
+        """Library files a listing shows present (find, ls, locate, dir): never on a line that reports an error."""
+        for hit in P.LIBRARY_PRESENT.finditer(raw):
+            self.add("files", Seen(hit.group(1), line))
+        if P.NOT_FOUND_WORDS.search(raw) or P.COMMAND_LINE.search(raw):
+            return
+        for hit in P.FILE_ON_DISK.finditer(raw):
+            self.add("files", Seen(hit.group(1), line))
+
+    def missing(self, filename: str, line: str, seen: set[str], needed_by: str | None = None) -> None:
+        if filename.lower() in seen:
+            return
+        seen.add(filename.lower())
+        family = library_family(filename) or library_family(re.sub(r"^lib_", "lib", filename))  # "lib_cudnn_adv.so.9"
+        self.add("loads", LoadError(filename, family, major_of(filename), line, needed_by))
+
+    def errors(self, raw: str, line: str, lower: str) -> None:
+        for name in P.CUDA_ERROR_NAME.findall(raw):
+            self.add("errors", Seen(self.known_error(name), line))
+        for hit in P.CUDA_ERROR_NUMBER.finditer(raw):
+            number = int(next(g for g in hit.groups() if g))
+            if number in self.numbers:
+                self.add("errors", Seen(self.numbers[number], line))
+        for message, name in self.messages:
+            if message in lower:
+                self.add("cublas" if name.startswith("CUBLAS_") else "errors", Seen(name, line))
+        for hit in P.CUBLAS_ERROR.finditer(raw):
+            name = hit.group(2) or self.cublas_numbers.get(int(hit.group(1)))
+            if name:
+                self.add("cublas", Seen(name.upper(), line))
+
+    def known_error(self, name: str) -> str:
+        """A cudaError name as the matrix has it; one cut short (a truncated title: "cudaErrorNoK") is the one known
+        name it starts, where only one does."""
+        known = self.numbers.values()
+        if name in known or len(name) < 12:
+            return name
+        starting = [n for n in known if n.startswith(name)]
+        return starting[0] if len(starting) == 1 else name
+
+    def providers(self, raw: str, line: str, lower: str) -> None:
+        if "executionprovider" in lower or self.wrapped:
+            if listed := _provider_list(self.wrapped + raw.lstrip() if self.wrapped else raw):
+                self.add("providers", Seen(",".join(dict.fromkeys(listed)), line))
+            elif session := _session_list(raw):
+                self.add("sessions", Seen(",".join(dict.fromkeys(session)), line))
+        self.wrapped = _cut_provider_list(raw) if "provider" in lower else ""
+        if P.GPU_BUILD.search(raw):
+            self.signal("gpu-build", line)
+        if P.CPU_ONLY_BUILD.search(raw) or _prose_cpu_list(raw):
+            self.signal("cpu-only-build", line)
+        if "executionprovider" in lower and P.CUDA_APPLIED.search(raw):
+            self.signal("cuda-applied", line)
+        if "not" in lower and P.CUDA_UNAVAILABLE.search(raw):
+            self.signal("cuda-unavailable", line)
+        trt_words = ("tensorrt", "engine", "enqueue", "initializ", "assert")
+        trt_ran = (
+            any(w in lower for w in trt_words) and bool(P.TENSORRT_RAN.search(raw)) and not P.TENSORRT_LOAD.search(raw)
+        )
+        if "EP Error" in raw or "TensorRT" in raw:
+            self.trt_ran = trt_ran or (self.trt_ran and "when using" in raw)
+        if P.TENSORRT_FAILED.search(raw) and not trt_ran:
+            self.signal("tensorrt-provider-failed", line)
+        if hit := P.PROVIDER_FAILED.search(raw):
+            which = next((g for g in hit.groups() if g), None)
+            if which is None:  # the message names no provider itself: the line does
+                which = (
+                    "tensorrt" if re.search(r"tensorrt", raw, re.I) and not re.search(r"cuda", raw, re.I) else "cuda"
+                )
+            if which.lower() != "tensorrt":
+                self.signal("provider-failed", line)
+        if "when using" in lower and (hit := P.WHEN_USING.search(raw)):
+            self.using = hit.group(1)
+        if "falling back" in lower and (hit := P.FALLING_BACK.search(raw)):
+            # the providers that failed are those tried ("when using") and not tried again
+            tried = self.using if self.using is not None else "CUDAExecutionProvider"
+            if "CUDA" in tried and "CUDA" not in hit.group(1):
+                self.signal("provider-failed", line)
+            elif "Tensorrt" in tried and "Tensorrt" not in hit.group(1) and not self.trt_ran:
+                self.signal("tensorrt-provider-failed", line)
+            self.using = None
+            self.trt_ran = False
+
+    def fixed_by(self, raw: str, line: str, lower: str) -> None:
+        """What the user says fixed it (installing CUDA, cuDNN, zlib, a driver): that was what was missing."""
+        if not any(w in lower for w in ("fix", "solv", "resolv", "work", "trick")) or _NOT_FIXED.search(lower):
+            return
+        if hit := P.FIXED_BY[0].search(raw) or P.FIXED_BY[1].search(raw):
+            thing, verb = hit.group("thing").lower(), hit.group("verb").lower()
+            if thing.startswith("zlib"):
+                self.signal("zlibwapi-named", line)
+            elif "dnn" in thing:
+                self.signal("fixed-by-cudnn", line)
+            elif thing.startswith("cuda"):
+                self.signal("fixed-by-cuda", line)
+            elif verb.startswith(("updat", "upgrad")):
+                self.signal("driver-old", line)
+            elif verb.startswith(("reinstall", "re-install")):
+                self.signal("fixed-by-driver-reinstall", line)
+            else:
+                self.signal("fixed-by-driver-install", line)
+
+    def symptoms(self, raw: str, line: str, lower: str) -> None:
+        for pattern, name, words in _SYMPTOMS:
+            if any(word in lower for word in words) and pattern.search(raw):
+                self.signal(name, line)
+        if (
+            "cudnn" in lower
+            and P.INIT_FAILED.search(raw)
+            and re.search(r"CUDNN failure|CUDNN_STATUS|CUDNN error", raw, re.I)
+        ):
+            self.signal("cudnn-init-failed", line)
+        if any(w in lower for w in _DIFFER_WORDS) and P.DIFFER.search(raw) and re.search(_DEVICE_WORDS, lower):
+            self.signal("results-differ", line)
+        if any(w in lower for w in ("decimal", "digit", "significant", "1e-", "0.0000")) and P.TINY_DIFFERENCE.search(
+            raw
+        ):
+            self.signal("tiny-difference", line)
+        if "path" in lower and P.NOT_ON_PATH_SAID.search(raw):
+            self.signal("not-on-path-said", line)
+
+    def table(self, raw: str, line: str, entry: Line) -> None:
+        """A markdown table of timings: device columns ("| model | CPU (ms) | CUDA (ms) |") or device rows under a
+        time column ("| provider | time |" then "| CPU | 12 |")."""
+        cells = [c.strip() for c in raw.strip().strip("|").split("|")]
+        if len(cells) < 2 or not raw.lstrip().startswith("|"):
+            self.columns = None
+            return
+        if all(set(c) <= set("-: ") for c in cells):
+            return  # the separator row
+        numbers = [P.TABLE_NUMBER.match(c) for c in cells]
+        if not any(numbers):  # a header row
+            self.columns = (cells, entry.last)
+            return
+        if self.columns is None or entry.first - self.columns[1] > 2 or P.OTHER_FRAMEWORK.search(raw):
+            return
+        header, _ = self.columns
+        self.columns = (header, entry.last)
+        row_device = next(
+            (m.group(1) for c in cells if not P.TABLE_NUMBER.match(c) and (m := P.TABLE_DEVICE.search(c))), None
+        )
+        for name, value in zip(header, numbers, strict=False):
+            if value is None:
+                continue
+            device = P.TABLE_DEVICE.search(name)
+            unit = value.group(2) or ("ms" if re.search(r"\bms\b|毫秒", name, re.I) else "s")
+            if device and not row_device:
+                self.add(
+                    "timings", Timing(_timing_device(device.group(1).lower()), _seconds(value.group(1), unit), line)
+                )
+            elif row_device and P.TABLE_TIME.search(name):
+                self.add("timings", Timing(_timing_device(row_device.lower()), _seconds(value.group(1), unit), line))
+
+    def timings(self, raw: str, line: str, entry: Line, lower: str, digits: bool) -> None:
+        """Timings of a device: on the line ("GPU time: 45 ms"), a rate, or under a device's header."""
+        self.table(raw, line, entry)
+        if P.OTHER_FRAMEWORK.search(raw):
+            return  # torch's or TensorFlow's timings are not ONNX Runtime's
+        device = digits and any(word in lower for word in ("gpu", "cpu", "cuda", "onnxruntime"))
+        found = P.TIMING.findall(raw) if device else []
+        for name, value, unit in found:
+            self.add("timings", Timing(_timing_device(name.lower()), _seconds(value, unit), line))
+        for name, value, _unit in P.RATE.findall(raw) if device else ():  # a rate: the time of one item is its inverse
+            if float(value) > 0:
+                self.add("timings", Timing(_timing_device(name.lower()), 1.0 / float(value), line))
+        if hit := P.TIMING_HEADER.match(raw):  # "GPU Test result": the timings under it are the GPU's
+            self.section = (_timing_device(hit.group(1).lower()), entry.last)
+            return
+        section = self.section
+        if found or section is None or entry.first - section[1] > 2:
+            return
+        if hit := P.BARE_TIMING.search(raw):  # "model time : 0.28" under "CPU Test result"
+            self.add("timings", Timing(section[0], _seconds(hit.group(1), hit.group(2) or "s"), line))
+            self.section = (section[0], entry.last)
+
+    # --- the result ---------------------------------------------------------------------------------------------
+    def session_fallback(self) -> None:
+        """The build lists the CUDA provider as available, and every session's provider list printed lacks it: the
+        CUDA provider could not be created (the session fell back to the CPU)."""
+        available = [s for s in self.f.get("providers", []) if P.AVAILABLE.search(s.line) and "CUDA" in s.value]
+        sessions: list[Seen] = self.f.get("sessions", [])
+        if available and sessions and all("CUDA" not in s.value for s in sessions):
+            self.signal("provider-failed", sessions[0].line)
+
+    def evidence(self, cut: bool) -> LogEvidence:
+        self.session_fallback()
+        f = self.f
+        signals = f.get("signals", [])
+        if any(s.value == "autoupdate-failed" for s in signals):  # the AutoUpdate installed nothing
+            f["signals"] = [s for s in signals if s.value != "autoupdate-cpu"]
+        votes = self.os_votes
+        os_name = max(votes, key=lambda k: votes[k]) if any(votes.values()) else None
+        environment = RuntimeEnvironment(
+            container=self.container,
+            wsl=self.wsl,
+            cuda_visible_devices=self.visible.get("CUDA_VISIBLE_DEVICES"),
+            nvidia_visible_devices=self.visible.get("NVIDIA_VISIBLE_DEVICES"),
+        )
+        dists = tuple(f.get("dists", ()))
+        return LogEvidence(
+            driver=self.driver,
+            driver_line=self.driver_line,
+            gpus=tuple(f.get("gpus", ())),
+            gpu_lines=tuple(dict.fromkeys(f.get("gpu_lines", ()))),
+            other_gpus=tuple(f.get("other", ())),
+            environment=environment,
+            environment_lines=tuple(dict.fromkeys(f.get("env_lines", ())))[:4],
+            container_gpu_flags=tuple(f.get("flags", ()))[:4],
+            os=os_name,
+            arch=self.arch,
+            jetson=self.jetson,
+            python_version=self.python_version,
+            onnxruntime=_ort_dists(list(dists)),
+            distributions=dists,
+            ort_stated=tuple(f.get("ort_stated", ())),
+            cuda_installed=tuple(f.get("cuda", ())) or tuple(f.get("cuda_major", ())),
+            cudnn_installed=tuple(f.get("cudnn", ())),
+            cuda_required=tuple(f.get("required", ())),
+            cudnn_required=tuple(f.get("cudnn_required", ())),
+            load_errors=tuple(f.get("loads", ())),
+            loading=tuple(f.get("loading", ())),
+            files=tuple(f.get("files", ())),
+            cuda_errors=tuple(f.get("errors", ())),
+            cublas_errors=tuple(f.get("cublas", ())),
+            providers=tuple(f.get("providers", ())),
+            session_providers=tuple(f.get("sessions", ())),
+            signals=tuple(f.get("signals", ())),
+            timings=tuple(f.get("timings", ())),
+            cut=cut,
+        )
 
 
 def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) -> LogEvidence:
     """The facts a log shows (`text` already bounded: see `bounded`)."""
-    numbers, messages = _error_tables(matrix)
-    gpu_models = gpu_models_by_key(matrix) if matrix is not None else {}
-    facts: dict[str, list] = {
-        key: []
-        for key in (
-            "gpus",
-            "gpu_lines",
-            "other",
-            "env_lines",
-            "flags",
-            "dists",
-            "ort",
-            "cuda",
-            "required",
-            "loads",
-            "errors",
-            "providers",
-            "signals",
-            "timings",
-        )
-    }
-    driver: DriverInfo | None = None
-    driver_line = ""
-    container: str | None = None
-    wsl = False
-    visible: dict[str, str] = {}
-    os_votes = {"windows": 0, "linux": 0, "darwin": 0}
-    arch: str | None = None
-    jetson = False
-    python_version: str | None = None
-    pip_show: str | None = None
-    wrapped = ""  # a provider list cut mid-name at the end of the previous line
-
-    def signal(name: str, line: str) -> None:
-        facts["signals"].append(Seen(name, line))
-
-    for piece in candidate_lines(text):
-        raw = _ANSI.sub("", piece).strip()
-        line = _short(raw)
-        lower = raw.lower()
-        # platform and environment
-        if _WINDOWS.search(raw):
-            os_votes["windows"] += 1
-        if _LINUX.search(raw):
-            os_votes["linux"] += 1
-        if _MACOS.search(raw):
-            os_votes["darwin"] += 2
-        arm = _ARM.search(raw)
-        if arm:
-            arch = "aarch64"
-            jetson = jetson or bool(_JETSON.search(raw))
-        if container is None and not _LISTING_ROW.fullmatch(raw) and (hit := _CONTAINER.search(raw)):
-            word = (hit.group(1) or "docker").lower()
-            container = word if word in ("podman", "kubernetes") else "docker"
-            facts["env_lines"].append(line)
-        if _CONTAINER_GPU.search(raw):
-            facts["flags"].append(line)
-        if _WSL.search(raw):
-            wsl = True
-            facts["env_lines"].append(line)
-        for name, value in _VISIBLE.findall(raw):
-            visible[name.upper()] = value
-        if python_version is None and (hit := _PYTHON.search(raw)):
-            g = hit.groups()
-            python_version = g[0] or g[1] or (f"3.{g[2]}" if g[2] else f"3.{g[3]}")
-        # driver
-        if hit := _NVIDIA_SMI.search(raw):
-            cuda = hit.group(2) if hit.group(2) and hit.group(2) != "N/A" else None
-            driver, driver_line = DriverInfo(True, hit.group(1), cuda, "log"), line
-        elif driver is None and (hit := _DRIVER_PROSE.search(raw)):
-            driver, driver_line = DriverInfo(True, hit.group(1), None, "log"), line
-        if _DRIVER_MISMATCH.search(raw):
-            driver, driver_line = DriverInfo(True, None, None, "log", line), line
-        elif _DRIVER_ABSENT.search(raw):
-            signal("driver-absent", line)
-        if _DRIVER_OLD.search(raw):
-            signal("driver-old", line)
-        # GPUs
-        if _GPU_CONTEXT.search(raw) or "rtx" in lower or "gtx" in lower:
-            for hit in _NVIDIA_GPU.finditer(raw):
-                name = hit.group(0).strip()
-                short = re.fullmatch(r"[A-Za-z]\d{1,3}[GS]?", name) and not re.search(r"nvidia|tesla", lower)
-                if short and not re.search(rf"{re.escape(name)}\s{{0,2}}(?:GPU|-SXM|-PCIE|\d{{2}}GB)", raw, re.I):
-                    continue  # "T4", "A10" alone name a GPU only next to NVIDIA/Tesla or "GPU"
-                model = gpu_models.get(gpu_key(name))
-                if matrix is not None and model is None:
-                    continue
-                cc = model.compute_capability if model else None
-                shown = f"NVIDIA {model.name}" if model and not model.name.startswith("NVIDIA") else name
-                facts["gpus"].append(Gpu(len(facts["gpus"]), shown if model else name, cc))
-                facts["gpu_lines"].append(line)
-        for hit in _OTHER_GPU.finditer(raw):
-            facts["other"].append(Seen(_other_gpu_name(hit.group(0)), line))
-        # installed distributions
-        hit = _DIST_LINE.match(raw)
-        while hit:
-            name = hit.group(1).lower().replace("_", "-")
-            facts["dists"].append(Seen(f"{name} {hit.group(2)}", line))
-            hit = _DIST_NEXT.match(raw, hit.end())
-        if _DIST_INSTALLED.search(raw):
-            for name, version in _DIST_IN_INSTALLED.findall(raw):
-                facts["dists"].append(Seen(f"{name.lower()} {version}", line))
-        if hit := _PIP_SHOW_NAME.match(raw):
-            pip_show = hit.group(1).lower().replace("_", "-")
-        elif pip_show and (hit := _PIP_SHOW_VERSION.match(raw)):
-            facts["dists"].append(Seen(f"{pip_show} {hit.group(1)}", line))
-            pip_show = None
-        # CUDA installed / required
-        for hit in _NVCC.finditer(raw):
-            if "driver" not in lower and "cuda version:" not in lower:
-                facts["cuda"].append(Seen(hit.group(1), line))
-        for hit in _TORCH_CUDA.finditer(raw):
-            digits = hit.group(1) or hit.group(2)
-            facts["cuda"].append(Seen(f"{digits[:-1]}.{digits[-1]}", line))
-        for hit in _REQUIRE.finditer(raw):
-            facts["required"].append(Seen(hit.group(2), line))
-        if hit := _TORCH_OTHER_CUDA.search(raw):
-            facts["required"].append(Seen(hit.group(2), line))
-            if hit.group(1) != hit.group(2):
-                signal("torch-other-cuda", line)
-        # library load errors
-        seen_files = set()
-        for index, pattern in enumerate(_LIBRARY_ERRORS):
-            for hit in pattern.finditer(raw):
-                filename = hit.group(1)
-                if filename.lower() in seen_files:
-                    continue
-                if index in _LOADER_NAMES and "onnxruntime_providers" in filename.lower():
-                    continue  # "Failed to load library libonnxruntime_providers_cuda.so with error: <the missing one>"
-                seen_files.add(filename.lower())
-                facts["loads"].append(LoadError(filename, library_family(filename), _major_of(filename), line))
-        if _DLL_INIT.search(raw):
-            signal("dll-init-failed", line)
-        if _MSVC_ABSENT.search(raw):
-            signal("msvc-absent", line)
-        if _MODULE_NOT_FOUND.search(raw):
-            signal("module-not-found", line)
-        # CUDA errors: by name, by number, by message
-        for name in _CUDA_ERROR_NAME.findall(raw):
-            facts["errors"].append(Seen(name, line))
-        for hit in _CUDA_ERROR_NUMBER.finditer(raw):
-            number = int(hit.group(1) or hit.group(2))
-            if number in numbers:
-                facts["errors"].append(Seen(numbers[number], line))
-        for message, name in messages:
-            if message in lower:
-                facts["errors"].append(Seen(name, line))
-        # providers
-        if listed := _provider_list(wrapped + raw.lstrip() if wrapped else raw):
-            facts["providers"].append(Seen(",".join(dict.fromkeys(listed)), line))
-        wrapped = _cut_provider_list(raw)
-        if _CPU_ONLY_BUILD.search(raw):
-            signal("cpu-only-build", line)
-        if hit := _PROVIDER_FAILED.search(raw):
-            which = next((g for g in hit.groups() if g), "cuda").lower()
-            signal("tensorrt-provider-failed" if which == "tensorrt" else "provider-failed", line)
-        # packages
-        if _NOT_INSTALLED.search(raw):
-            signal("not-installed", line)
-        if _BROKEN_PACKAGE.search(raw):
-            signal("package-broken", line)
-        if _NO_WHEEL.search(raw):
-            signal("no-wheel", line)
-        if _NO_TENSORRT.search(raw):
-            signal("tensorrt-absent", line)
-        # runtime symptoms
-        if _OOM.search(raw):
-            signal("out-of-memory", line)
-        if _CONTEXT.search(raw):
-            signal("context-conflict", line)
-        if _CUDNN_STATUS.search(raw):
-            signal("cudnn-status", line)
-        if _NODES_ON_CPU.search(raw):
-            signal("nodes-on-cpu", line)
-        if _MEMCPY.search(raw):
-            signal("memcpy", line)
-        if _SLOWER.search(raw):
-            signal("gpu-slower", line)
-        if _FASTER_GPU.search(raw):
-            signal("gpu-faster", line)
-        if _DIFFER.search(raw) and re.search(r"gpu|cuda|cpu|显卡", raw, re.I):
-            signal("results-differ", line)
-        for device, value, unit in () if _OTHER_FRAMEWORK.search(raw) else _TIMING.findall(raw):
-            seconds = float(value) / (1000.0 if unit.lower() in ("ms", "毫秒") else 1.0)
-            facts["timings"].append(Timing(_timing_device(device.lower()), seconds, line))
-    os_name = max(os_votes, key=lambda k: os_votes[k]) if any(os_votes.values()) else None
-    environment = RuntimeEnvironment(
-        container=container,
-        wsl=wsl,
-        cuda_visible_devices=visible.get("CUDA_VISIBLE_DEVICES"),
-        nvidia_visible_devices=visible.get("NVIDIA_VISIBLE_DEVICES"),
-    )
-    return LogEvidence(
-        driver=driver,
-        driver_line=driver_line,
-        gpus=tuple(facts["gpus"]),
-        gpu_lines=tuple(dict.fromkeys(facts["gpu_lines"])),
-        other_gpus=tuple(facts["other"]),
-        environment=environment,
-        environment_lines=tuple(dict.fromkeys(facts["env_lines"]))[:4],
-        container_gpu_flags=tuple(facts["flags"])[:4],
-        os=os_name,
-        arch=arch,
-        jetson=jetson,
-        python_version=python_version,
-        onnxruntime=_ort_dists(facts["dists"]),
-        distributions=tuple(facts["dists"]),
-        cuda_installed=tuple(facts["cuda"]),
-        cuda_required=tuple(facts["required"]),
-        load_errors=tuple(facts["loads"]),
-        cuda_errors=tuple(facts["errors"]),
-        providers=tuple(facts["providers"]),
-        signals=tuple(facts["signals"]),
-        timings=tuple(facts["timings"]),
-        cut=cut,
-    )
+    return read_lines(candidate_lines(text), matrix, cut)
 
 
+def read_lines(lines: list[tuple[int, str]], matrix: Matrix | None = None, cut: bool = False) -> LogEvidence:
+    """The facts of a log's candidate lines (`scan.candidate_lines`)."""
+    reader = _Reader(matrix)
+    seen: set[tuple[str, str]] = set()
+    previous = ""
+    for entry in logical_lines(lines):
+        pair = (previous, entry.text)
+        previous = entry.text
+        if pair in seen:
+            continue  # a line repeated after the same line (a warning per frame, a log pasted twice): nothing new
+        seen.add(pair)
+        reader.template(entry.text.strip(), _short(entry.text), entry)
+        reader.read(entry)
+    return reader.evidence(cut)
+
+
+# the symptoms read from any line: (pattern, signal, words one of which the line must hold for the pattern to be tried)
+_SLOWER_WORDS = (
+    *("slow", "慢", "faster", "快", "more than", "exceed", "longer", "greater", "大于", "超过", "13198", "speed"),
+    *("same", "耗时", "小于", "worse", "outperform", "beat", "better than", "more time", "lower"),
+)
+_SYMPTOMS = (
+    (P.CUDA_CALL_FAILED, "cuda-call-failed", ("cuda", "initializ")),
+    (P.FORK, "fork", ("multiprocessing", "fork", "process(", "start_method", "pool(")),
+    (P.NODE_FAILED, "node-failed", ("node",)),
+    (P.CONTAINER_TOOLKIT, "container-toolkit", ("nvidia-container", "oci runtime")),
+    (P.NO_GPU_RUNTIME, "no-gpu-runtime", ("device driver", "runtime name")),
+    (P.NVML_UNKNOWN, "nvml-unknown", ("nvml",)),
+    (P.DEVICE_ID_INVALID, "device-invalid", ("device",)),
+    (P.AUTOUPDATE_FAILED, "autoupdate-failed", ("retry", "autoupdate", "non-zero exit", "command not found")),
+    (P.CUDA_CALL_ERROR, "cuda-call-error", ("cuda", "cublas", "cudnn", "cufft", "curand")),
+    (P.TORCH_NO_CUDA, "torch-no-cuda", ("is_available", "cuda available")),
+    (
+        P.SILENT_EXIT,
+        "silent-exit",
+        ("exit", "quit", "close", "crash", "terminat", "stop", "die", "silent", "闪退", "退出", "报错"),
+    ),
+    (P.GPU_UNUSED, "gpu-unused", ("gpu", "cpu", "cuda", "rtx", "gtx")),
+    (P.GPU_NOT_PASSED, "gpu-not-passed", ("gpus", "runtime", "gpu")),
+    (P.REBOOT_FIXED, "reboot-fixed", ("reboot", "restart")),
+    (P.TORCH_ARCH, "torch-arch", ("capability",)),
+    (P.PROVIDER_FAILED_SAID, "provider-failed", ("provider", " ep")),
+    (P.NODES_ON_CPU_SAID, "nodes-on-cpu", ("cpu", "provider", " ep")),
+    (P.OOM, "out-of-memory", ("memory", "alloc", "显存")),
+    (P.CONTEXT, "context-conflict", ("handle", "pycuda", "context")),
+    (P.CUDNN_STATUS, "cudnn-status", ("cudnn",)),
+    (P.NODES_ON_CPU, "nodes-on-cpu", ("node", "kernel not found")),
+    (P.MEMCPY, "memcpy", ("memcpy",)),
+    (P.SLOWER, "gpu-slower", _SLOWER_WORDS),
+    (P.FASTER_GPU, "gpu-faster", ("faster", "快")),
+)
+_DIFFER_WORDS = (
+    *(
+        "result",
+        "output",
+        "inference",
+        "differ",
+        "inconsistent",
+        "wrong",
+        "relative",
+        "absolute",
+        "max",
+        "结果",
+        "精度",
+    ),
+    *("误差", "tolerance", "value", "label", "prediction", "accuracy"),
+)
+_DEVICE_WORDS = re.compile(r"gpu|cuda|cpu|显卡|provider")
+_NOT_FIXED = re.compile(r"(?:n't|\bnot|\bnever|\bno longer|\bstill)\s(?:\w+\s)?(?:fix|solv|resolv|work|help)")
+_ARM_WORDS = ("aarch64", "arm64", "jetson", "tegra", "l4t", "orin", "xavier")
+_BITS = re.compile(r"python|bit|platform|architecture|win32")
 _CHECKBOX = re.compile(r"^\[[+xX✓]\]\s{0,2}")
 _VENDOR_ONLY = re.compile(r"(AMD|Intel|ROCm)(?:\s(?:GPU|graphics|cuda))?", re.I)
 
@@ -644,30 +898,54 @@ def _other_gpu_name(matched: str) -> str:
 
 def _provider_list(raw: str) -> list[str]:
     """The providers a line lists as available (empty: it lists none)."""
-    names = _PROVIDER_NAME.findall(raw)
+    names = P.PROVIDER_NAME.findall(raw)
     if not names:
         return []
-    rest = _PROVIDER_NAME.sub("", raw)
-    if _NAMES_ONLY.fullmatch(rest):  # printed: `['CPUExecutionProvider']`, a bullet
+    rest = P.PROVIDER_NAME.sub("", raw)
+    if P.NAMES_ONLY.fullmatch(rest):  # printed: `['CPUExecutionProvider']`, a bullet
         # a piece of a list spread over lines (code passing providers, a wrapped print) is not the whole list
         whole = rest.count("[") == rest.count("]") and rest.count("(") == rest.count(")")
         return names if whole and not rest.rstrip().endswith(",") else []
-    if not _AVAILABLE.search(raw):
+    if not P.AVAILABLE.search(raw):
         return []
-    for content in _BRACKETED.findall(raw):
-        inside = _PROVIDER_NAME.findall(content)
-        if inside and _NAMES_ONLY.fullmatch(_PROVIDER_NAME.sub("", content)):
+    for content in P.BRACKETED.findall(raw):
+        inside = P.PROVIDER_NAME.findall(content)
+        if inside and P.NAMES_ONLY.fullmatch(P.PROVIDER_NAME.sub("", content)):
             return inside
-    hit = _AFTER_HEADER.search(raw)
-    return _PROVIDER_NAME.findall(hit.group(1)) if hit else []
+    hit = P.AFTER_HEADER.search(raw)
+    return P.PROVIDER_NAME.findall(hit.group(1)) if hit else []
+
+
+def _prose_cpu_list(raw: str) -> bool:
+    """A CPU build's provider list said in words, on a line about the available providers or naming Azure's."""
+    hit = P.PROSE_CPU_LIST.search(raw)
+    return bool(
+        hit and re.search(r"availab|azure", raw, re.I) and not re.search(r"CUDA|Tensorrt", raw[hit.start() :], re.I)
+    )
+
+
+def _session_list(raw: str) -> list[str]:
+    """The providers a line says a session uses ("get_providers() is: ['CPUExecutionProvider']", "Applied providers:
+    [...]"); never the providers code asks for (`providers=[...]`)."""
+    if not P.SESSION_LIST.search(raw) or P.PROVIDERS_REQUESTED.search(raw):
+        return []
+    for content in P.BRACKETED.findall(raw):
+        inside = P.PROVIDER_NAME.findall(content)
+        if inside and P.NAMES_ONLY.fullmatch(P.PROVIDER_NAME.sub("", content)):
+            return inside
+    return []
 
 
 def _cut_provider_list(raw: str) -> str:
     """What follows "available providers:" when the line ends inside a name (a wrapped paste), else ""."""
-    hit = _AFTER_HEADER.search(raw) if _AVAILABLE.search(raw) else None
+    hit = P.AFTER_HEADER.search(raw) if P.AVAILABLE.search(raw) else None
     if not hit or not hit.group(1) or not hit.group(1)[-1].isalnum() or hit.group(1).endswith("Provider"):
         return ""
     return "available providers: " + hit.group(1)
+
+
+def _seconds(value: str, unit: str) -> float:
+    return float(value) / (1000.0 if unit.lower() in ("ms", "毫秒") else 1.0)
 
 
 def _timing_device(word: str) -> str:
@@ -675,6 +953,8 @@ def _timing_device(word: str) -> str:
     onnxruntime-gpu is timed beside it)."""
     if word == "cpu":
         return "cpu"
+    if word in ("gpu", "cuda", "tensorrt", "trt"):
+        return "gpu"
     return "package" if word == "onnxruntime" else "gpu"
 
 

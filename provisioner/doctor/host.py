@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from provisioner.doctor.factrules import HIDDEN_VALUES, driver_findings, driver_vs_build, library_code, package_findings
 from provisioner.doctor.fixes import Fixes, gpu_code_fix
-from provisioner.doctor.rules import analyze_log, driver_findings, driver_vs_build, package_findings
+from provisioner.doctor.rules import analyze_log
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
 from provisioner.findings import Finding, merge_findings
@@ -31,7 +32,6 @@ __all__ = ["Finding", "diagnose", "is_healthy"]
 LOADER_SOURCES = frozenset(
     {"ld_library_path", "ldconfig", "cuda_toolkit", "path", "cuda_path", "system", "wsl", "conda"}
 )  # conda: the env's python carries RPATH $ORIGIN/../lib, which every dlopen in the process uses
-HIDDEN_VALUES = frozenset({"", "-1", "none", "void", "nodevfiles"})
 # distributions that create their own CUDA context (pycuda; TensorRT's Python package, any CUDA major)
 _CONTEXT_MAKERS = re.compile(r"^(pycuda|tensorrt(-cu\d+)?)$")
 
@@ -114,7 +114,7 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
                 "error",
                 "onnxruntime is not installed in the target",
                 (f"python: {facts.python.executable if facts.python else 'unknown'}",),
-                f"{fixes.apply}",
+                fixes.for_code("onnxruntime-not-installed"),
             )
         )
     else:
@@ -205,8 +205,7 @@ def _incomplete_findings(facts: HostFacts, fixes: Fixes) -> list[Finding]:
                 f"{first.name} {first.version} is installed, but files it installed are missing: onnxruntime is "
                 "broken until it is installed afresh",
                 tuple(f"{d.name} {d.version}: {d.missing_files}" for d in flavours),
-                f"{fixes.apply}  (removes it and installs it afresh); by hand: "
-                f"{fixes.pip} install --force-reinstall --no-deps {by_hand}",
+                fixes.for_code("package-files-missing", subject=by_hand),
             )
         )
     for wheel in facts.nvidia_wheels:
@@ -217,7 +216,9 @@ def _incomplete_findings(facts: HostFacts, fixes: Fixes) -> list[Finding]:
                     "warning",
                     f"the NVIDIA wheel {wheel.name} {wheel.version} is installed, but files it installed are missing",
                     (f"{wheel.name} {wheel.version}: {wheel.missing_files}",),
-                    f"{fixes.pip} install --force-reinstall --no-deps {wheel.name}=={wheel.version}",
+                    fixes.for_code(
+                        "package-files-missing", wheel.library or wheel.name, f"{wheel.name}=={wheel.version}"
+                    ),
                     wheel.library or wheel.name,
                 )
             )
@@ -261,7 +262,7 @@ def _library_findings(facts: HostFacts, gpu: OrtDist, fixes: Fixes, needed: dict
         hits = [h for h in facts.libraries if h.library == library]
         major = wanted.get(library)
         matching = [h for h in hits if major is None or h.major is None or h.major == major]
-        code = "cudnn-missing" if library == "cudnn" else "cuda-library-missing"
+        code = library_code(library, "missing")
         if not hits:
             found.append(
                 Finding(
@@ -278,7 +279,7 @@ def _library_findings(facts: HostFacts, gpu: OrtDist, fixes: Fixes, needed: dict
             majors = sorted({h.major or "?" for h in hits})
             found.append(
                 Finding(
-                    "cuda-major-mismatch",
+                    library_code(library, "wrong-major"),
                     "error",
                     f"{library} is present only for major {', '.join(majors)}; {gpu.name} {gpu.version} "
                     f"(CUDA {gpu.cuda_version}) needs {library} {major}",
@@ -292,7 +293,7 @@ def _library_findings(facts: HostFacts, gpu: OrtDist, fixes: Fixes, needed: dict
         if not any(h.source in reachable for h in matching):
             found.append(
                 Finding(
-                    "library-not-on-path",
+                    library_code(library, "not-on-path"),
                     "error",
                     f"{library} is installed ({', '.join(sorted({h.source for h in matching}))}) but the "
                     "loader does not search there: only preload_dlls() or `import torch` finds it",
@@ -430,7 +431,7 @@ def _from_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list[
                 "error",
                 "onnxruntime is not installed in the target",
                 evidence,
-                f"{fixes.apply}",
+                fixes.for_code("onnxruntime-not-installed"),
             )
         ]
     if kind in ("library-missing", "library-not-on-path"):
@@ -441,53 +442,20 @@ def _from_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list[
 
 
 def _library_failure(failure: Failure, fixes: Fixes) -> list[Finding]:
-    """A failure about one named library -> cudnn-missing / tensorrt-missing / cuda-library-missing / not-on-path."""
-    evidence = (failure.message,)
+    """A failure about one named library -> its code by the shared rule (factrules.library_code)."""
     library = failure.library or "?"
-    if failure.kind == "library-not-on-path":
-        return [
-            Finding(
-                "library-not-on-path",
-                "error",
-                f"{library} is installed but cannot be found",
-                evidence,
-                fixes.for_code("library-not-on-path"),
-                library,
-            )
-        ]
-    if library == "cudnn":
-        return [
-            Finding(
-                "cudnn-missing",
-                "error",
-                "cuDNN is not installed where the loader can find it",
-                evidence,
-                fixes.for_code("cudnn-missing"),
-                "cudnn",
-            )
-        ]
-    if library in ("nvinfer", "nvonnxparser"):
-        return [
-            Finding(
-                "tensorrt-missing",
-                "error",
-                "TensorRT is not installed",
-                evidence,
-                fixes.for_code("tensorrt-missing"),
-                "nvinfer",
-            )
-        ]
-    base = "cublas" if library == "cublasLt" else library
-    return [
-        Finding(
-            "cuda-library-missing",
-            "error",
-            f"the CUDA library {base} is not installed",
-            evidence,
-            fixes.for_code("cuda-library-missing", base),
-            base,
-        )
-    ]
+    base = "cublas" if library == "cublasLt" else ("nvinfer" if library == "nvonnxparser" else library)
+    state = "not-on-path" if failure.kind == "library-not-on-path" else "missing"
+    code = library_code(base, state)
+    titles = {
+        "library-not-on-path": f"{library} is installed but cannot be found",
+        "cudnn-missing": "cuDNN is not installed where the loader can find it",
+        "tensorrt-missing": "TensorRT is not installed",
+        "no-driver": "no NVIDIA driver is loaded",
+    }
+    title = titles.get(code, f"the CUDA library {base} is not installed")
+    shown = None if code == "no-driver" else base
+    return [Finding(code, "error", title, (failure.message,), fixes.for_code(code, shown), shown)]
 
 
 def _other_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list[Finding]:
@@ -501,8 +469,7 @@ def _other_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list
                 "error",
                 "the GPU check hung",
                 evidence,
-                f"ortprov verify --python {fixes.python} --timeout 600  (a first TensorRT engine build or "
-                "PTX JIT can take minutes; otherwise the driver is stuck: check `nvidia-smi`)",
+                fixes.for_code("verify-timeout"),
             )
         ]
     if kind == "crashed":
@@ -512,8 +479,7 @@ def _other_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list
                 "error",
                 f"the GPU check crashed ({report.signal or 'signal'})",
                 (message, *report.ort_messages[-3:]),
-                f"ortprov verify --python {fixes.python} --json  shows the stage it died in; mixed CUDA "
-                "libraries (torch's and pip's) are the usual cause: ortprov apply",
+                fixes.for_code("verify-crashed"),
             )
         ]
     if kind == "results-differ":
@@ -523,8 +489,7 @@ def _other_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list
                 "error",
                 "GPU results disagree with the CPU beyond the TF32 tolerance",
                 evidence,
-                "report the versions (ortprov detect --json) upstream; try another onnxruntime-gpu "
-                "build with ortprov plan --ort SPEC",
+                fixes.for_code("gpu-results-differ"),
             )
         ]
     if kind == "numpy-missing":
@@ -534,7 +499,7 @@ def _other_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list
                 "error",
                 "numpy is not installed in the target, so the check could not run",
                 evidence,
-                f"{fixes.pip} install numpy",
+                fixes.for_code("verify-failed", subject="numpy"),
             )
         ]
     missing_module = re.search(r"No module named '([\w.]+)'", message) if kind == "import-failed" else None
@@ -546,7 +511,7 @@ def _other_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list
                 "error",
                 f"`import onnxruntime` fails: the module {module!r} is not installed in the target",
                 evidence,
-                f"{fixes.pip} install {module}",
+                fixes.for_code("verify-failed", subject=module),
             )
         ]
     if kind in ("session-failed", "cpu-fallback", "import-failed"):
@@ -557,7 +522,7 @@ def _other_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list
             "error",
             f"verify failed: {kind}",
             evidence,
-            f"ortprov verify --python {fixes.python} --json",
+            fixes.for_code("verify-failed"),
         )
     ]
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 _STUB = re.compile(
     r"special placeholder package which downloads a real wheel package|"
+    r"This project is not functional and is a placeholder from NVIDIA|"
     r"The installation of (?P<dist>[\w.-]{1,60}) for version (?P<version>[\w.+-]{1,40}) failed|"
     r"Didn't find wheel for (?P<dist2>[\w.-]{1,60}) (?P<version2>[\w.+-]{1,40})|"
     r"Failed to open project URL (?P<url>\S{1,300})",
@@ -46,7 +47,16 @@ _STALE = re.compile(
     r"TensorRT EP could not deserialize engine from cache",
     re.I,
 )
-_NVINFER_MISSING = re.compile(r"libnvinfer\.so\.(?P<major>\d{1,2})\S{0,20}: cannot open shared object", re.I)
+_NVINFER_MISSING = re.compile(
+    r"libnvinfer\.so\.(?P<major>\d{1,2})\S{0,20}: cannot open shared object|"
+    r"Could not load dynamic library [\"']?libnvinfer\.so\.(?P<major2>\d{1,2})\b",
+    re.I,
+)
+# another TensorRT major said present: "libnvinfer.so.6 is located at 'TensorRT-*/lib'"
+_NVINFER_PRESENT = re.compile(
+    r"(?<![\w.])(?P<name>libnvinfer\.so)\.(?P<version>\d{1,2})\s(?:is|was)\s(?:\w{1,10}\s)?(?:located|present|installed)",
+    re.I,
+)
 _TRT_LISTED = re.compile(
     r"^[\s>+*-]{0,6}(?P<name>tensorrt(?:[-_]cu\d{2})?(?:[-_]libs)?)(?:\s{1,40}|==)v?(?P<version>\d{1,3}\.\d{1,3}[\w.+-]{0,20})",
     re.I | re.M,
@@ -64,7 +74,53 @@ CODES = ("tensorrt-install-failed", "tensorrt-major-mismatch", "tensorrt-engine-
 
 
 def _lines(text: str, pattern: re.Pattern[str]) -> list[str]:
-    return [line.strip()[:300] for line in text.splitlines() if pattern.search(line)]
+    """The lines (stripped, at most 300 characters) holding a match: one search of the whole text, not one a line."""
+    found, end = [], -1
+    for hit in pattern.finditer(text):
+        if hit.start() <= end:
+            continue  # this line is taken already
+        start = text.rfind("\n", 0, hit.start()) + 1
+        end = text.find("\n", hit.end())
+        end = len(text) if end < 0 else end
+        found.append(text[start:end].strip()[:300])
+    return found
+
+
+# words one of which a text must hold for each pattern to be tried (lower case): most logs say nothing of TensorRT
+_WORDS = {
+    "stub": ("placeholder", "installation of", "didn't find wheel", "project url"),
+    "deprecated": ("deprecated",),
+    "nvinfer": ("libnvinfer",),
+    "stale": ("engine", "tag does not match"),
+    "context": ("cuda_error_invalid", "failed: invalid", "explicit_context", "device context", "context_is_destroyed"),
+}
+
+
+_ALL_WORDS = (*dict.fromkeys(w for words in _WORDS.values() for w in words), "tensorrt", "nvinfer")
+
+
+def _mentions(lower: str, topic: str) -> bool:
+    return any(word in lower for word in _WORDS[topic])
+
+
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end < 0 else end
+
+
+def _relevant(text: str) -> str:
+    """The lines naming anything TensorRT's rules read (each with the line after it: a message may go on there), in
+    order: one `find` per word over the text instead of every pattern over every line."""
+    lower = text.lower()
+    spans: set[tuple[int, int]] = set()
+    for word in _ALL_WORDS:
+        pos = lower.find(word)
+        while pos >= 0:
+            start = lower.rfind("\n", 0, pos) + 1
+            end = _line_end(lower, pos)
+            spans.add((start, _line_end(lower, end + 1) if end < len(lower) else end))
+            pos = lower.find(word, end)
+    return "\n".join(text[start:end] for start, end in sorted(spans))
 
 
 def _linked_major(matrix: Matrix | None, ort_version: str | None) -> int | None:
@@ -83,8 +139,10 @@ def _linked_major(matrix: Matrix | None, ort_version: str | None) -> int | None:
 def log_findings(text: str, fixes: Fixes, matrix: Matrix | None = None) -> list[Finding]:
     """TensorRT findings a pasted log shows (empty when none)."""
     found: list[Finding] = []
-    stub = _lines(text, _STUB)
-    deprecated = _DEPRECATED.search(text)
+    text = _relevant(text)
+    lower = text.lower()
+    stub = _lines(text, _STUB) if _mentions(lower, "stub") else []
+    deprecated = _DEPRECATED.search(text) if _mentions(lower, "deprecated") else None
     if stub:
         names = [
             m.group("dist") or m.group("dist2") for m in _STUB.finditer(text) if m.group("dist") or m.group("dist2")
@@ -115,10 +173,11 @@ def log_findings(text: str, fixes: Fixes, matrix: Matrix | None = None) -> list[
                 "nvinfer",
             )
         )
-    missing = _NVINFER_MISSING.search(text)
+    missing = _NVINFER_MISSING.search(text) if _mentions(lower, "nvinfer") else None
     if missing:
-        wanted = int(missing.group("major"))
-        other = [m for m in _TRT_LISTED.finditer(text) if int(m.group("version").split(".")[0]) != wanted]
+        wanted = int(missing.group("major") or missing.group("major2"))
+        present = [*_TRT_LISTED.finditer(text), *_NVINFER_PRESENT.finditer(text)]
+        other = [m for m in present if int(m.group("version").split(".")[0]) != wanted]
         if other:
             listed = other[0]
             theirs = listed.group("version").split(".")[0]
@@ -134,7 +193,7 @@ def log_findings(text: str, fixes: Fixes, matrix: Matrix | None = None) -> list[
                     "nvinfer",
                 )
             )
-    stale = _lines(text, _STALE)
+    stale = _lines(text, _STALE) if _mentions(lower, "stale") else []
     if stale:
         found.append(
             Finding(
@@ -147,7 +206,7 @@ def log_findings(text: str, fixes: Fixes, matrix: Matrix | None = None) -> list[
                 "nvinfer",
             )
         )
-    context = _lines(text, _CONTEXT)
+    context = _lines(text, _CONTEXT) if _mentions(lower, "context") else []
     if context:
         found.append(
             Finding(

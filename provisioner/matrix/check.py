@@ -384,17 +384,25 @@ def _check_tensorrt(matrix: Matrix, file: str) -> list[Problem]:
 _EXACT_PIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][A-Za-z0-9.+!_-]*$")
 
 
-_ERROR_NAME = re.compile(r"^cudaError[A-Z][A-Za-z]+$")
+_ERROR_NAME = re.compile(r"^cudaError[A-Z][A-Za-z]+$|^CUBLAS_STATUS_[A-Z_]+$")
 
 
 def _check_errors(matrix: Matrix, file: str) -> list[Problem]:
+    """CUDA runtime errors and cuBLAS statuses: each name once, each number once per API (they number apart)."""
     problems = _duplicates(matrix.cuda_errors, lambda e: e.name, file, "errors")
-    problems += _duplicates(matrix.cuda_errors, lambda e: e.number, file, "errors")
+    problems += _duplicates(matrix.cuda_errors, lambda e: (e.name.startswith("CUBLAS_"), e.number), file, "errors")
     for i, error in enumerate(matrix.cuda_errors):
         entry = f"errors[{i}] ({error.name})"
         problems += _sources(file, entry, error.sources)
         if not _ERROR_NAME.match(error.name):
-            problems.append(Problem(file, entry, f"name {error.name!r} is not a cudaError_t name (cudaErrorNoDevice)"))
+            problems.append(
+                Problem(
+                    file,
+                    entry,
+                    f"name {error.name!r} is not a cudaError_t name (cudaErrorNoDevice) nor a cublasStatus_t one "
+                    "(CUBLAS_STATUS_NOT_INITIALIZED)",
+                )
+            )
         if error.number < 0:
             problems.append(Problem(file, entry, f"number {error.number} is negative"))
         if error.message is not None and not error.message.strip():

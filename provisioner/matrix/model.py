@@ -223,7 +223,8 @@ class TensorRTPackage:
 
 @dataclass(frozen=True)
 class CudaError:
-    """A CUDA runtime error code (cudaError_t), as logs print it: "CUDA failure 35: ..."."""
+    """A CUDA runtime error code (cudaError_t), as logs print it: "CUDA failure 35: ..."; or a cuBLAS status
+    (cublasStatus_t, named CUBLAS_STATUS_...: "CUBLAS failure 14: ..."), numbered apart from the CUDA errors."""
 
     name: str  # cudaErrorInsufficientDriver
     number: int  # 35

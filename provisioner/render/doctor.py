@@ -34,6 +34,8 @@ class DoctorResult:
     plan: PlanSummary | None = None
     host: HostFacts | None = None
     log_note: str | None = None  # --log: the log was cut (read its first and last part only)
+    log_read: tuple[str, ...] = ()  # --log: the facts read from it, one a line (shown when nothing is recognised)
+    paste_next: tuple[str, ...] = ()  # --log: what to paste next when nothing is recognised
 
     @property
     def from_log(self) -> bool:
@@ -51,11 +53,20 @@ class DoctorResult:
             lines += [f"verify: {verdict_line(self.verify)}", f"plan:   {self.plan.text}", ""]
         if self.log_note:
             lines += [style(f"note: {self.log_note}", "yellow"), ""]
-        return "\n".join(lines + render_findings(self.findings, self.healthy, from_log=self.from_log))
+        lines += render_findings(self.findings, self.healthy, from_log=self.from_log)
+        if self.from_log and not self.findings:
+            lines += unrecognised(self.log_read, self.paste_next)
+        return "\n".join(lines)
 
     def data(self) -> Any:
         if self.from_log:
-            data = {"healthy": self.healthy, "recognised": bool(self.findings), "findings": self.findings}
+            data: dict[str, Any] = {
+                "healthy": self.healthy,
+                "recognised": bool(self.findings),
+                "findings": self.findings,
+            }
+            if not self.findings:
+                data |= {"read": list(self.log_read), "paste_next": list(self.paste_next)}
             return {**data, "log_note": self.log_note} if self.log_note else data
         return {
             "healthy": self.healthy,
@@ -64,6 +75,15 @@ class DoctorResult:
             "verify": self.verify,
             "host": self.host,
         }
+
+
+def unrecognised(read: tuple[str, ...], paste: tuple[str, ...]) -> list[str]:
+    """What the log showed and what to paste next, under "no known failure recognised"."""
+    lines = ["", "read from the log:"]
+    lines += [f"  - {fact}" for fact in read] or ["  nothing about ONNX Runtime, CUDA, cuDNN or the GPU"]
+    lines += ["", "paste next (the output of):"]
+    lines += [f"  - {step}" for step in paste]
+    return lines
 
 
 def render_findings(findings: tuple[Finding, ...], healthy: bool, from_log: bool) -> list[str]:

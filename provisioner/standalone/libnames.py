@@ -32,6 +32,7 @@ FAMILIES = (
     ("cusolver", ("libcusolver.so.{N}",), ("cusolver64_{N}.dll",), False),
     ("nvjitlink", ("libnvJitLink.so.{N}",), ("nvJitLink_{N}{M}_0.dll",), True),
     ("nvml", ("libnvidia-ml.so.{N}",), ("nvml.dll",), False),
+    ("cupti", ("libcupti.so.{N}",), ("cupti64_{N}.dll",), False),
     ("zlibwapi", (), ("zlibwapi.dll",), False),
 )
 # the families detect looks for on the loader's path (facts.LibraryHit.library)

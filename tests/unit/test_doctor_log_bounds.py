@@ -9,15 +9,26 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from provisioner.doctor import evidence
+from provisioner.doctor import evidence, normalize, patterns
 from provisioner.doctor.rules import analyze_log
 from tests.support.cli import run_ortprov
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-PATTERNS = {name: value for name, value in vars(evidence).items() if isinstance(value, re.Pattern)}
-PATTERNS |= {f"_LIBRARY_ERRORS[{i}]": p for i, p in enumerate(evidence._LIBRARY_ERRORS)}
+PATTERNS = {
+    f"{module.__name__.rsplit('.', 1)[1]}.{name}": value
+    for module in (patterns, normalize)
+    for name, value in vars(module).items()
+    if isinstance(value, re.Pattern)
+}
+PATTERNS |= {
+    f"patterns.{group}[{i}]": p
+    for group in ("LOADER_AND_MISSING", "MISSING", "LOADING", "FIXED_BY")
+    for i, p in enumerate(getattr(patterns, group))
+}
+PATTERNS |= {f"normalize._RECORD_PREFIXES[{i}]": p for i, p in enumerate(normalize._RECORD_PREFIXES)}
+PATTERNS |= {f"normalize._LINE_PREFIXES[{i}]": p for i, p in enumerate(normalize._LINE_PREFIXES)}
 # each pattern's worst cases: long runs of what its bounded repeats and alternatives consume, never completing
 WORST = ("a" * 64, " " * 64, "9" * 64, "CUDA failure ", "GPU ", "cuda-", "x.so.1", "[ 'CPU", "results ", "Driver ")
 

@@ -1,0 +1,104 @@
+"""Which lines of a (possibly huge) log are worth reading in detail: bounded, linear, fast. Pure.
+
+The caller passes at most READ_LIMIT characters (the first and last half: `bounded`). `candidate_lines` groups lines
+by shape (lower case, digits as 0: a run log's lines differ only in their numbers), scans each shape once per
+keyword with `bytes.find`, and returns at most SHAPE_LIMIT lines of each shape that holds a keyword, with their
+neighbours: the line after each (a wrapped line's continuation, a provider list under its header) and the lines
+under a short header ("GPU Test result", "### ONNX Runtime Version or Commit ID") or a table's header row. A line
+longer than LINE_LIMIT is kept as its two ends (a megabyte line is a data dump).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from itertools import accumulate
+
+READ_LIMIT = 20 * 1024 * 1024  # bytes read from a log: the first 10 MB and the last 10 MB
+LINE_LIMIT = 4096  # characters: a longer line is read at its two ends
+SHAPE_LIMIT = 8  # lines read per shape (lines that differ only in their digits: a warning repeated per frame)
+HEADER_WIDTH = 48  # bytes: a keyword line this short may be a header over the lines that follow it
+HEADER_SPAN = 8  # lines read under a header
+
+# lower case; a line holding one is read in detail (each costs one scan of the log's distinct shapes)
+KEYWORDS = (
+    *("cuda", "cudnn", "cublas", "nvidia", "nvinfer", "tensorrt", "provider", "onnxruntime", "dll", ".so"),
+    *("driver", "gpu", "cpu", "geforce", "quadro", "tesla", "radeon", "intel", "rtx", "gtx", "python", "pip"),
+    *("wheel", "docker", "container", "unraid", "hostname=", "wsl", "nvcc", "error", "fail", "missing"),
+    *("not found", "no module", "找不到", "显卡", "耗时", "结果", "误差", "macos", "darwin", "/users/", "/volumes/"),
+    *("aarch64", "arm64", "jetson", "windows", "linux", "ubuntu", "torch", "memory", "memcpy", "[+]", "[x]"),
+    *("cp3", "result", "output", "diff", "slow", "faster", "stable", "tolerance", "version", "platform", "kernel"),
+    *("entry point", "入口点", "autoupdate", "32 bit", "32-bit", "installed", "commit id", "速度", "inference"),
+    *("multiprocessing", "fork(", "zlib", "nvml", "find ", "locate "),
+    *("c0000409", "1073740791", "3221226505", "stack_buffer", "kubectl", "kubernetes", "k8s", "podman"),
+    *("singularity", "apptainer", "enroot", "root@", "ordinal", "initializ", "slow", "speed", "exit", "quit", "crash"),
+    *("silent", "闪退", "退出", "requirement", "close", "fix", "solv", "resolv", "reboot", "restart", "works"),
+    *("performance", "outperform", "op ", "ops ", "operator", "node", "toolkit", "zlib"),
+    # TensorRT's own messages (doctor/tensorrt.py reads the candidate lines too): its stubs, engines, contexts
+    *("placeholder", "deprecated", "engine", "tag does not match", "deserializ", "context"),
+)
+_DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
+# the shapes are scanned with their digits as 0: so are the keywords ("c0000409", "cp3", "32-bit")
+_KEYWORD_BYTES = tuple(dict.fromkeys(k.encode("utf-8").translate(_DIGITS) for k in KEYWORDS))
+
+
+def bounded(text: str, limit: int = READ_LIMIT) -> tuple[str, bool]:
+    """At most `limit` characters: the first and last half of a longer text, and whether it was cut."""
+    if len(text) <= limit:
+        return text, False
+    half = limit // 2
+    return text[:half] + "\n" + text[-half:], True
+
+
+def candidate_lines(text: str) -> list[tuple[int, str]]:
+    """(index, line) of the lines worth reading, in order: see the module's docstring."""
+    shapes = text.encode("utf-8", "replace").lower().translate(_DIGITS).split(b"\n")
+    count = len(shapes)
+    groups: dict[bytes, list[int]] = {}
+    for index, shape in enumerate(shapes):
+        groups.setdefault(shape, []).append(index)
+    del shapes
+    distinct = list(groups)
+    starts = list(accumulate((len(shape) + 1 for shape in distinct), initial=0))
+    joined = b"\n".join(distinct)
+    wanted: set[int] = set()
+    for keyword in _KEYWORD_BYTES:  # bytes.find: a fast scan per keyword, one step per shape that holds it
+        pos = joined.find(keyword)
+        while pos >= 0:
+            number = bisect_right(starts, pos) - 1
+            shape = distinct[number]
+            members = groups[shape][:SHAPE_LIMIT]
+            header = len(shape.strip()) <= HEADER_WIDTH or shape.lstrip().startswith(b"|")  # a table's header too
+            span = HEADER_SPAN if header else 1
+            wanted.update(i + step for i in members for step in range(span + 1) if i + step < count)
+            pos = joined.find(keyword, starts[number + 1])
+    out: list[tuple[int, str]] = []
+    for index, line in zip(sorted(wanted), _lines_at(text, sorted(wanted)), strict=True):
+        if len(line) > LINE_LIMIT:
+            line = line[: LINE_LIMIT // 2] + " ... " + line[-LINE_LIMIT // 2 :]
+        out.append((index, line))
+    return out
+
+
+def candidate_text(lines: list[tuple[int, str]]) -> str:
+    """The candidate lines as one text: lines that follow each other in the log stay adjacent, a gap between them
+    is an empty line (for readers of the whole text: a 20 MB run log shrinks to its few relevant lines)."""
+    out: list[str] = []
+    previous = -2
+    for index, line in lines:
+        if out and index != previous + 1:
+            out.append("")
+        out.append(line)
+        previous = index
+    return "\n".join(out)
+
+
+def _lines_at(text: str, indices: list[int]) -> list[str]:
+    """The lines (split at "\\n") at these sorted indices, without splitting the whole text."""
+    out, pos, current = [], 0, 0
+    for index in indices:
+        while current < index:
+            pos = text.find("\n", pos) + 1
+            current += 1
+        end = text.find("\n", pos)
+        out.append(text[pos : end if end >= 0 else len(text)])
+    return out

@@ -1,0 +1,349 @@
+"""doctor --log reasons from causes (issue 22): each test states a cause and the evidence that shows it, in words
+no corpus log was written from (the corpus' own scores are tests/unit/test_log_corpus.py and test_log_heldout.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from provisioner.doctor import analyze_log
+from provisioner.doctor.evidence import read_evidence
+from provisioner.doctor.fixes import FIXES, Fixes
+from provisioner.doctor.rules import RULES, library_code
+from provisioner.findings import CODES
+from provisioner.matrix.load import load_matrix
+from tests.support.cli import run_ortprov
+
+MATRIX = load_matrix(use_cache=False)
+
+# the log of issue 22: onnxruntime-gpu without cuDNN
+ISSUE_22 = """\
+[E:onnxruntime:Default, provider_bridge_ort.cc:2167 TryGetProviderInfo_CUDA] ... Failed to load library \
+libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open shared object file: No such file or directory
+[W:onnxruntime:Default, onnxruntime_pybind_state.cc:1064 CreateExecutionProviderInstance] Failed to create \
+CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*. ...
+['CPUExecutionProvider']
+"""
+
+
+def codes(text: str) -> list[str]:
+    return [f.code for f in analyze_log(text, matrix=MATRIX)]
+
+
+def test_the_issue_log_is_cudnn_missing_with_the_fix_that_installs_cudnn():
+    findings = analyze_log(ISSUE_22, matrix=MATRIX)
+    assert [f.code for f in findings] == ["cudnn-missing"]
+    fix = findings[0].fix
+    assert "cudnn" in fix.lower() and "nvidia-cudnn-cu12" in fix  # the build needs CUDA 12: its cuDNN wheel
+    assert "uninstall" not in fix  # not the package swap
+    assert "libcudnn.so.9" in findings[0].evidence[0]
+
+
+def test_a_loaded_cuda_provider_proves_the_gpu_package():
+    # the same CPU-only session list after a provider that loaded and failed: never the CPU package first
+    text = ISSUE_22.replace("libcudnn.so.9", "libcublasLt.so.12")
+    assert codes(text)[0] == "cuda-library-missing"
+    # without the provider's failure, the same list is a CPU build
+    assert codes("print(ort.get_available_providers())\n['CPUExecutionProvider']") == ["cpu-package-only"]
+
+
+def test_the_missing_dependency_outranks_the_library_that_needed_it():
+    line = "Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file"
+    findings = analyze_log(line, matrix=MATRIX)
+    assert [(f.code, f.library) for f in findings] == [("cuda-library-missing", "nvrtc")]
+    windows = 'Error loading "C:\\x\\cudnn_ops64_9.dll" which depends on "cublasLt64_12.dll" which is missing.'
+    assert [(f.code, f.library) for f in analyze_log(windows, matrix=MATRIX)] == [("cuda-library-missing", "cublas")]
+
+
+def test_a_required_cudnn_major_is_compared_with_the_stated_one():
+    require = "Failed to create CUDAExecutionProvider. Require cuDNN 8.* and CUDA 12.*. Please install"
+    assert codes(f"{require}\nJetPack 6.1: cuda 12.6, cudnn 9.3") == ["cuda-major-mismatch"]
+    # a build needing a newer cuDNN than installed lacks cuDNN: installing it is the fix
+    newer = "Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*.\ncuDNN version: 8.9.7"
+    assert codes(newer) == ["cudnn-missing"]
+    assert codes(require) == ["gpu-provider-failed"]  # nothing stated: nothing to compare
+
+
+def test_a_cuda12_library_asked_by_a_package_said_to_be_cuda13():
+    text = (
+        "installed onnxruntime-gpu (CUDA 13.1)\n"
+        'Error loading "onnxruntime_providers_cuda.dll" which depends on "cublasLt64_12.dll" which is missing.'
+    )
+    assert codes(text)[0] == "cuda-major-mismatch"
+    stated = 'I have CUDA 13.1 installed\nwhich depends on "cublasLt64_12.dll" which is missing.'
+    assert codes(stated)[0] == "cuda-major-mismatch"
+
+
+def test_the_cuda_provider_failure_outranks_an_optional_providers():
+    text = (
+        "EP Error ... Failed to load library libonnxruntime_providers_tensorrt.so with error: libnvinfer.so.10: cannot "
+        "open shared object file\n when using ['TensorrtExecutionProvider', 'CUDAExecutionProvider', "
+        "'CPUExecutionProvider']\nFalling back to ['CUDAExecutionProvider', 'CPUExecutionProvider'] and retrying.\n"
+        "Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open shared object"
+    )
+    findings = analyze_log(text, matrix=MATRIX)
+    assert [f.code for f in findings] == ["cudnn-missing", "tensorrt-missing"]
+    assert findings[1].severity == "warning"
+    # when CUDA went on working, TensorRT's failure is the finding
+    worked = text.split("\nFailed to load library libonnxruntime_providers_cuda")[0]
+    worked += "\nApplied providers: ['CUDAExecutionProvider', 'CPUExecutionProvider']"
+    assert [(f.code, f.severity) for f in analyze_log(worked, matrix=MATRIX)] == [("tensorrt-missing", "error")]
+
+
+ERROR_35 = "CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version ; GPU=0 ; hostname=box"
+
+
+@pytest.mark.parametrize(
+    ("context", "code"),
+    [
+        ("docker run --gpus all my-image", "driver-too-old"),  # flags passed: the GPU is in, the driver is old
+        ("running in a docker container", "gpu-hidden"),  # nothing says the GPU is inside
+        ("inside the docker container nvidia-smi works fine", "driver-too-old"),  # the user says it is inside
+        (
+            "docker exec -it app nvidia-smi\n| NVIDIA-SMI 470.57   Driver Version: 470.57   CUDA Version: 11.4 |",
+            "driver-too-old",
+        ),
+        ("docker container on a machine with a Radeon RX 6800 XT", "no-driver"),  # no NVIDIA GPU at all
+        ("Windows 11 desktop", "driver-too-old"),
+    ],
+)
+def test_cuda_error_35_is_read_with_what_else_the_log_says(context: str, code: str):
+    assert codes(f"{context}\n{ERROR_35}")[0] == code
+
+
+def test_cuda_error_35_with_a_gpu_too_new_for_the_images_cuda():
+    text = (
+        "inside the container nvidia-smi shows the GPU: NVIDIA GeForce RTX 5090\n"
+        "Failed to create CUDAExecutionProvider. Require cuDNN 8.* and CUDA 11.*\n" + ERROR_35
+    )
+    findings = analyze_log(text, matrix=MATRIX)
+    assert findings[0].code == "unsupported-gpu-arch" and "12.0" in findings[0].title
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "CUDA error cudaErrorNoKernelImageForDevice:no kernel image is available for execution on the device",
+        "CUBLAS failure 14: CUBLAS_STATUS_INTERNAL_ERROR ; GPU=0 ; expr=cublasCreate(&cublas_handle_);",
+        "CUBLAS failure 14 ; GPU=0 ; expr=cublasCreate(&cublas_handle_);",
+    ],
+)
+def test_no_kernels_for_the_gpu_names_its_compute_capability_in_the_fix(line: str):
+    findings = analyze_log(f"GPU: NVIDIA GeForce RTX 5090\n{line}", matrix=MATRIX)
+    assert findings[0].code == "unsupported-gpu-arch"
+    assert "12.0" in findings[0].title
+    # the fix names the newest build whose wheels hold code for 12.0 (fixes.gpu_code_fix, from the wheels' facts)
+    assert "for compute capability 12.0: ortprov plan --python python --ort " in findings[0].fix
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (
+            "System.EntryPointNotFoundException: Unable to find an entry point named "
+            "'OrtSessionOptionsAppendExecutionProvider_CUDA' in DLL 'onnxruntime'.",
+            "cpu-package-only",
+        ),
+        ("ai.onnxruntime.OrtException: CUDA is not enabled in this build", "cpu-package-only"),
+        ("GPU is not supported by your ONNXRuntime build. Fallback to CPU.", "cpu-package-only"),
+        (
+            "error: Distribution `onnxruntime-gpu==1.23.2 @ registry+https://pypi.org/simple` can't be installed "
+            "because it doesn't have a source distribution or wheel for the current platform",
+            "no-wheel-for-platform",
+        ),
+        (
+            "I installed onnxruntime-gpu 1.18\nrequirements: Ultralytics requirement ['onnxruntime'] not found, "
+            "attempting AutoUpdate...",
+            "cpu-and-gpu-installed",
+        ),
+        (
+            "CUDA_PATH is set but CUDA wasnt able to be loaded. Please install the correct version",
+            "gpu-provider-failed",
+        ),
+        (
+            "CUDA 12.4 and onnxruntime-gpu 11.8\nCUDA_PATH is set but CUDA wasn't able to be loaded. Please install",
+            "cuda-major-mismatch",
+        ),
+        (
+            "ImportError: DLL load failed while importing onnxruntime_pybind11_state: 找不到指定的模块。",
+            "msvc-runtime-missing",
+        ),
+        ("Could not load library zlibwapi.dll. Error code 193", "zlibwapi-missing"),
+        ("CUDA failure 999: unknown error ; GPU=0", "driver-library-mismatch"),
+        (
+            "from multiprocessing import Process\nCUDA error executing cudaSetDevice(GetDeviceId())",
+            "cuda-context-conflict",
+        ),
+        ("The results differ from the CPU at the fifth decimal place on the GPU", None),
+    ],
+)
+def test_wordings_of_other_callers_installers_and_apps(text: str, code: str | None):
+    assert (codes(text) or [None])[0] == code
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # listings of both flavours in other tools' formats
+        "onnxruntime               1.15.1                   pypi_0    pypi\n"
+        "onnxruntime-gpu           1.15.1                   pypi_0    pypi\nonly the CPU is used",
+        "rembg==2.0.50\n  - onnxruntime [required: Any, installed: 1.16.0]\nonnxruntime-gpu      1.16.0",
+        "├── insightface v0.7.3\n│   ├── onnxruntime v1.20.1\n├── onnxruntime-gpu v1.20.1",
+        "Requirement already satisfied: onnxruntime in c:\\venv\\site-packages (from rembg) (1.17.1)\n"
+        "Requirement already satisfied: onnxruntime-gpu in c:\\venv\\site-packages (1.17.1)",
+        # pip fetching both in one install, or the CPU one as a dependency before the GPU one
+        "Collecting onnxruntime-gpu==1.17.1\nCollecting onnxruntime (from rembg==2.0.55)",
+        "Installing collected packages: flatbuffers, onnxruntime-gpu, onnxruntime, rembg",
+        "Using cached onnxruntime-1.16.3-cp311-cp311-manylinux_2_17_x86_64.whl\n"
+        "Successfully installed onnxruntime-gpu-1.16.3",
+        "我同时装了onnxruntime和onnxruntime-gpu，结果只能用CPU",
+    ],
+)
+def test_both_flavours_installed_in_any_tools_words(text: str):
+    assert codes(text)[0] == "cpu-and-gpu-installed"
+
+
+def test_the_gpu_package_listed_beside_a_cpu_builds_provider_list_is_both_installed():
+    # onnxruntime-gpu's module always lists the CUDA provider: without it, the CPU package's files are what runs
+    listed = "$ pip list | grep onnx\nonnxruntime-gpu      1.17.1\n>>> ort.get_available_providers()\n"
+    assert codes(listed + "['AzureExecutionProvider', 'CPUExecutionProvider']")[0] == "cpu-and-gpu-installed"
+    # installed by the user's own command, or said installed: the same (the GPU module would list CUDA)
+    cpu_list = "\nAvailable providers: 'AzureExecutionProvider, CPUExecutionProvider'"
+    for installed in ("I installed onnxruntime-gpu 1.17.1", "(venv) $ pip install onnxruntime-gpu==1.17.1"):
+        assert codes(installed + cpu_list)[0] == "cpu-and-gpu-installed", installed
+    # only advised (an app's hint, a check to make): nothing says it is installed, the CPU package is what runs
+    for advice in ("Check onnxruntime-gpu is installed", "Please run pip install onnxruntime-gpu to use the GPU"):
+        assert codes(advice + cpu_list)[0] == "cpu-package-only", advice
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "npm ls onnxruntime-node\n└── onnxruntime-node@1.13.1\nit is using my cpu instead of my gpu",
+        "Error: no available backend found. ERR: [cuda] backend not found.",
+        "WARN ort::execution_providers: CUDAExecutionProvider was not registered because its corresponding Cargo "
+        "feature is not enabled.",
+        "I had installed onnxruntime instead of onnxruntime-gpu",
+        "原来装的是cpu版本的onnxruntime",
+    ],
+)
+def test_a_cpu_build_said_by_other_callers_or_in_words(text: str):
+    assert codes(text)[0] == "cpu-package-only"
+
+
+def test_a_windows_abort_with_cudnn_8_is_the_missing_zlibwapi():
+    abort = "Process finished with exit code -1073740791 (0xC0000409)"
+    assert codes(f"Windows 10, CUDA 11.6, cuDNN 8.5.0\n{abort}") == ["zlibwapi-missing"]
+    assert codes("CUDA 11.8\npython exited with code 3221226505") == ["zlibwapi-missing"]  # cuDNN 8 of CUDA 11
+    assert "zlibwapi-missing" not in codes(f"CUDA 12.4, cuDNN 9.1\n{abort}")  # cuDNN 9 carries its zlib
+    assert codes(abort) == []  # an abort alone: no cause shown
+
+
+def test_libraries_named_by_cudnn_9_and_nvrtc():
+    cudnn9 = "Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}"
+    assert [(f.code, f.library) for f in analyze_log(cudnn9, matrix=MATRIX)] == [("cudnn-missing", "cudnn")]
+    assert codes("Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor") == ["cudnn-missing"]
+    nvrtc = "nvrtc: error: failed to open libnvrtc-builtins.so.12.1."
+    assert [(f.code, f.library) for f in analyze_log(nvrtc, matrix=MATRIX)] == [("cuda-library-missing", "nvrtc")]
+
+
+def test_what_the_user_says_is_not_installed_names_the_missing_dependency():
+    failed = "Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*. Please install all dependencies"
+    assert codes(f"{failed}\nI installed cuda 12.4 but not cudnn")[0] == "cudnn-missing"
+    assert codes(f"{failed}\n没有安装cudnn")[0] == "cudnn-missing"
+    assert codes(f"{failed}\nthe CUDA toolkit is not installed")[0] == "cuda-library-missing"
+    msvc = 'LoadLibrary failed with error 126 "" when trying to load "C:\\ort\\onnxruntime_providers_cuda.dll"'
+    assert codes(f"{msvc}\nInstalling the latest Visual C++ Redistributable fixed it") == ["msvc-runtime-missing"]
+
+
+def test_the_only_cuda_shown_is_the_drivers_and_it_is_newer_than_the_builds():
+    smi = "| NVIDIA-SMI 550.54.14   Driver Version: 550.54.14   CUDA Version: 12.4 |"
+    text = f"{smi}\nonnxruntime-gpu 1.15.0\nFailed to create CUDAExecutionProvider."
+    assert codes(text)[0] == "cuda-major-mismatch"  # 1.15 is a CUDA 11 build; the driver's 12.4 is all the log shows
+    assert codes(text.replace("1.15.0", "1.20.1"))[0] == "gpu-provider-failed"  # a CUDA 12 build: no mismatch shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',
+        "$ docker exec -it app nvidia-smi\nFailed to initialize NVML: Unknown Error\nCUDA failure 999: unknown error",
+        "kubectl logs pod/infer\nlibcuda.so.1: cannot open shared object file: No such file or directory",
+        "singularity exec image.sif python run.py\nlibcuda.so.1: cannot open shared object file",
+        'export CUDA_VISIBLE_DEVICES=""\nCUDA failure 100: no CUDA-capable device is detected ; GPU=0',
+    ],
+)
+def test_a_gpu_kept_from_a_container_or_the_process(text: str):
+    assert codes(text)[0] == "gpu-hidden"
+
+
+def test_a_driver_whose_libraries_differ_looks_absent():
+    text = "Failed to initialize NVML: Driver/library version mismatch\nFound no NVIDIA driver on your system."
+    assert codes(text)[0] == "driver-library-mismatch"
+
+
+def test_a_node_without_a_cuda_kernel_runs_on_the_cpu():
+    line = "[I:onnxruntime:, cuda_execution_provider.cc:2400] CUDA kernel not found in registries for Op type: Foo"
+    assert codes(line) == ["nodes-on-cpu"]
+
+
+def test_timings_in_a_markdown_table():
+    table = "| model | CPU (ms) | CUDA (ms) |\n|---|---|---|\n| det | 45.2 | 120.3 |\n| rec | 8.0 | 9.1 |\n"
+    assert codes(table) == ["gpu-slower-than-cpu"]
+    assert codes(table.replace("120.3", "12.3").replace("9.1", "2.1")) == []
+
+
+def test_a_library_a_listing_shows_on_disk_is_not_on_the_path():
+    text = (
+        "Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn_adv.so.9: cannot open shared "
+        "object file\n$ find ./venv -name 'libcudnn_adv.so.9'\n./venv/lib/python3.11/site-packages/nvidia/cudnn/lib/"
+        "libcudnn_adv.so.9"
+    )
+    assert codes(text) == ["library-not-on-path"]
+
+
+def test_every_code_has_one_rule_and_one_fix():
+    assert [rule.code for rule in RULES] == list(CODES)
+    assert set(FIXES) == set(CODES)
+    fixes = Fixes(python="/srv/.venv/bin/python")
+    for rule in RULES:
+        assert rule.reads.strip() and rule.fix(fixes).strip(), rule.code
+
+
+def test_the_live_doctor_and_the_log_share_the_library_rule():
+    assert library_code("cudnn", "missing") == "cudnn-missing"
+    assert library_code("cublas", "missing") == "cuda-library-missing"
+    assert library_code("cudnn", "wrong-major") == "cuda-major-mismatch"
+    assert library_code("cudart", "not-on-path") == "library-not-on-path"
+    assert library_code("nvinfer", "missing") == "tensorrt-missing"
+    host = (Path(__file__).resolve().parents[2] / "provisioner" / "doctor" / "host.py").read_text(encoding="utf-8")
+    assert "library_code(" in host and '"cudnn-missing" if' not in host
+
+
+def test_an_unrecognised_log_says_what_was_read_and_what_to_paste(tmp_path: Path):
+    log = tmp_path / "question.log"
+    log.write_text("my model runs with onnxruntime-gpu 1.19.2 on an RTX 3090, Ubuntu 22.04; is that right?\n")
+    result = run_ortprov("doctor", "--log", str(log), timeout=60)
+    assert result.returncode == 0
+    out = result.stdout
+    assert "no known failure recognised" in out
+    assert "GeForce RTX 3090 (compute capability 8.6)" in out and "onnxruntime-gpu 1.19.2" in out
+    assert "nvidia-smi" in out and "ortprov doctor" in out
+    data = json.loads(run_ortprov("doctor", "--log", str(log), "--json", timeout=60).stdout)
+    assert data["recognised"] is False and data["read"] and data["paste_next"]
+
+
+def test_evidence_reads_the_facts_the_probe_fills():
+    ev = read_evidence(
+        "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2 |\n"
+        "|   0  NVIDIA A100-SXM4-80GB   On  |\n"
+        "onnxruntime-gpu           1.18.1\nnvidia-cudnn-cu12         9.1.0.70\n"
+        "nvcc: Cuda compilation tools, release 12.1, V12.1.105\n",
+        MATRIX,
+    )
+    assert ev.driver is not None and ev.driver.version == "535.104.05" and ev.driver.cuda_version == "12.2"
+    assert ev.gpus and ev.gpus[0].compute_capability == "8.0"
+    assert [d.name for d in ev.onnxruntime] == ["onnxruntime-gpu"]
+    assert any(s.value == "12.1" for s in ev.cuda_installed)
