@@ -6,7 +6,9 @@
 # 1. `ortprov plan --json` and `ortprov doctor --json` for the same target (the torch venv's python, which holds
 #    the CPU onnxruntime): doctor's plan line must be plan's verdict (the same onnxruntime-gpu build, ok=true);
 # 2. every `ortprov apply|plan ...` command doctor's fixes suggest runs as written (apply with --dry-run added):
-#    exit 0 (on a machine without a driver they carry --driver none; here they must not);
+#    exit 0 (on a machine without a driver they carry --driver none; here they must not). The host is offline:
+#    with WH=DIR (a wheelhouse, e.g. /root/wh of prove_apply_verdict.sh) apply's dry run reads it (--wheelhouse
+#    DIR added), else pip cannot reach the index and the dry run exits 1 ("failed to lookup address");
 # 3. `ortprov -q` prints the result only; `verify --timeout 99999999` is refused (exit 2), not exit 70.
 # Nothing is installed. Logs: $OUT/one-answer-*.txt. About a minute (doctor runs one verify child).
 set -uo pipefail
@@ -30,7 +32,7 @@ echo "plan: exit $?"
 "${O[@]}" doctor --json --python "$TORCH_PY" > "$OUT/one-answer-doctor.json" 2> "$OUT/one-answer-doctor.err"
 echo "doctor: exit $?"
 "$TORCH_PY" - "$OUT" <<'EOF' | tee "$OUT/one-answer-compare.txt"
-import json, re, shlex, subprocess, sys
+import json, os, re, shlex, subprocess, sys
 out = sys.argv[1]
 plan = json.load(open(f"{out}/one-answer-plan.json"))
 doctor = json.load(open(f"{out}/one-answer-doctor.json"))
@@ -47,6 +49,8 @@ for fix in fixes:
         words = shlex.split(match.group(0).strip())
         if words[1] == "apply":
             words.append("--dry-run")
+            if os.environ.get("WH"):  # offline host: the same command from a wheelhouse
+                words += ["--wheelhouse", os.environ["WH"]]
         done = subprocess.run([".venv/bin/python", "-m", "provisioner", *words[1:]], capture_output=True, text=True)
         print(f"suggested: {' '.join(words)} -> exit {done.returncode}", "(has --driver none)" if "--driver" in words else "")
         for tail in (done.stderr.strip().splitlines() or [])[-4:]:
