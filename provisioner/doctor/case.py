@@ -56,8 +56,12 @@ class Case:
     def gpu_build(self) -> Seen | None:
         """A line proving the GPU build is installed: its CUDA provider library was loaded (and failed for a
         dependency, or reported a CUDA error), or ONNX Runtime tried to create the CUDA provider."""
-        if said := self.ev.signal("gpu-build"):
+        if said := self.ev.signal("gpu-build") or self.ev.signal("cuda-applied") or self.ev.signal("ran-on-cuda"):
             return said
+        # a printed provider list (available, or a session's) holding the CUDA provider: only a GPU build has it
+        for listed in (*self.ev.providers, *self.ev.session_providers):
+            if "CUDA" in listed.value.split(","):
+                return Seen("gpu-build", listed.line)
         # a CPU build never loads CUDA's libraries: one it failed to load (not a framework's) proves a GPU build
         for error in self.ev.load_errors:
             if error.family in _CUDA_FAMILIES and not _OTHER_FRAMEWORK.search(error.line):

@@ -197,7 +197,7 @@ _PACKAGE_WORDS = re.compile(
     r"nuget|jar|crate|get_device|cpu|gpu|^\W{0,4}\w{0,3}$"
 )
 _LIBRARY_WORDS = re.compile(
-    r"\.so|\.dll|dlopen|librar|module|error 1|126|1114|193|zlib|pybind|visual c|vcruntime|msvc|vc_?redist|"
+    r"\.so|dll|dlopen|librar|module|error 1|126|127|1114|193|win32|zlib|pybind|visual c|vcruntime|msvc|vc_?redist|"
     r"cudnn|cublas|cudart|cufft|curand|nvrtc|"
     r"vc\+\+|找不到|初始化|"
     r"モジュール|ルーチン|\.dylib|c0000409|1073740791|3221226505|stack_buffer"
@@ -389,6 +389,9 @@ class _Reader:
         while hit:
             name = hit.group(1).lower().replace("_", "-")
             typed = P.TYPED_ROW.fullmatch(hit.group(0).strip()) and not P.TREE_ROW.match(raw)
+            rest = raw[hit.end() :]
+            if not P.DIST_NEXT.match(raw, hit.end()) and P.SENTENCE_AFTER.match(rest):
+                break  # "onnxruntime 1.31.1: session ran on ...": a sentence naming the package, not a listing's row
             if name == "onnxruntime" and typed and hit.end() == len(raw.rstrip()):
                 # "onnxruntime 1.18.1" written as a sentence is the version the user means, not pip's row of the CPU
                 # package (pip list pads its columns, freeze writes ==, conda adds a build)
@@ -568,7 +571,7 @@ class _Reader:
             self.signal("zlibwapi-named", line)
         if other := P.VERSION_NOT_DEFINED.search(raw):
             self.signal("other-copy-first", line)
-            self.add("files", Seen(other.group(1), line))
+            self.add("files", Seen(other.group(1) or other.group(2), line))
         if P.WINDOWS_ABORT.search(raw):
             self.signal("windows-abort", line)
         if P.CUDNN8_FAULT.search(raw):
@@ -627,6 +630,8 @@ class _Reader:
             self.signal("cpu-only-build", line)
         if "executionprovider" in lower and P.CUDA_APPLIED.search(raw):
             self.signal("cuda-applied", line)
+        if "executionprovider" in lower and P.RAN_ON_CUDA.search(raw) and not P.HYPOTHETICAL.search(raw):
+            self.signal("ran-on-cuda", line)
         if "not" in lower and P.CUDA_UNAVAILABLE.search(raw):
             self.signal("cuda-unavailable", line)
         trt_words = ("tensorrt", "engine", "enqueue", "initializ", "assert")

@@ -170,7 +170,20 @@ def unnamed_dependency(c: Case) -> Finding | None:
     if module:
         title = "a DLL the CUDA provider depends on is missing (Windows error 126: CUDA, cuDNN or the MSVC runtime)"
         return c.finding("cuda-library-missing", title, lines)
+    if cuda_path_not_loaded(c):
+        # onnxruntime_pybind_state.cc throws it exactly when the provider's library did not load (its
+        # TryGetProviderInfo_CUDA returned nothing) and CUDA_PATH is set: a DLL it links is not found
+        title = (
+            "the CUDA provider's DLL could not be loaded (\"CUDA_PATH is set but CUDA wasn't able to be loaded\"): a "
+            "CUDA or cuDNN DLL it links is not found"
+        )
+        return c.finding("cuda-library-missing", title, lines)
     return None
+
+
+def cuda_path_not_loaded(c: Case) -> bool:
+    """Windows' "CUDA_PATH is set but CUDA wasn't able to be loaded" is in the log."""
+    return any("CUDA_PATH is set" in s.line for s in c.ev.signals if s.value == "provider-failed")
 
 
 def build_mismatch(c: Case) -> tuple[str, tuple[str, ...]] | None:
@@ -685,6 +698,15 @@ def library_not_on_path(c: Case) -> list[Finding]:
     if other := c.ev.signal("other-copy-first"):
         title = "another build's copy of a library is found first: the right one is not first on the loader's path"
         found.append(c.finding("library-not-on-path", title, (other.line,)))
+    bad = c.ev.signal("bad-image")
+    if bad and (c.cuda_provider_failed or "providers_cuda" in bad.line.lower()) and not c.ev.load_errors:
+        # Windows error 193 loading the provider: a DLL it links was found, but it is not a 64-bit image (a 32-bit
+        # or damaged copy earlier on PATH)
+        title = (
+            "a DLL the CUDA provider loads is not a valid 64-bit image (Windows error 193): a wrong copy is found "
+            "first on PATH"
+        )
+        found.append(c.finding("library-not-on-path", title, (bad.line,)))
     if said := c.ev.signal("not-on-path-said"):
         library = "cudnn" if "cudnn" in said.line.lower() else None
         title = "the CUDA libraries are installed but not on the loader's path (the log says so)"
@@ -708,7 +730,7 @@ def msvc_runtime_missing(c: Case) -> list[Finding]:
         )
         found.append(c.finding("msvc-runtime-missing", title, (core.line, c.build_line)))
     import_failed = c.ev.signal("pybind-import-failed")
-    cuda_path = any("CUDA_PATH is set" in s.line for s in c.ev.signals if s.value == "provider-failed")
+    cuda_path = cuda_path_not_loaded(c)
     if import_failed and not c.ev.signal("dll-init-failed") and not cuda_path and not c.ev.load_errors:
         title = (
             "onnxruntime's Python module cannot load its DLLs (Windows): the Microsoft Visual C++ runtime is missing "

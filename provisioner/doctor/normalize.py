@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 JOIN_LIMIT = 4096  # characters of one joined line
 WRAP_MIN = 60  # a terminal or editor wraps at this width or wider
+TERMINAL_WIDTHS = frozenset((80, 100, 120))  # consoles' usual widths (Windows' console: 120; terminals: 80)
 _PASSES = 4  # prefixes stripped one after another (a timestamp, then a level, then a logger name)
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]{0,20}[A-Za-z]")
@@ -132,7 +133,11 @@ def _may_have_prefix(line: str) -> bool:
 
 
 def _table_end(raw: str) -> bool:
-    return raw.rstrip()[-1:] in _TABLE_END if raw.strip() else False
+    """The line ends as a table's row or border does ("| x |", "+---+"), not as a word cut after a hyphen ("site-")."""
+    stripped = raw.rstrip()
+    if not stripped or stripped[-1] not in _TABLE_END:
+        return False
+    return len(stripped) == 1 or stripped[-2] in _TABLE_END or stripped[-2].isspace()
 
 
 def _columns(raw: str) -> set[int]:
@@ -181,6 +186,11 @@ def _cut(raw_a: str, raw_b: str, a: str, b: str, width: int | None) -> str | Non
         return " " if raw_a[-1:].isspace() or raw_b[:1].isspace() else ""
     if width is not None and len(raw_a) == width - 1 and b[:1].isalpha():
         return " "  # cut at a space, which the copy dropped
+    cut = raw_a[-1:].isalnum() or raw_a[-1:] in "-_./\\"
+    if width is None and len(raw_a) in TERMINAL_WIDTHS and cut and raw_b[:1].isalnum():
+        return ""  # the one long line of a console of the usual width, cut inside a word
+    if width is None and len(raw_a) in TERMINAL_WIDTHS and raw_b[:1] == " " and raw_b[1:2].isalpha():
+        return " "  # ... cut before a space
     tail, found = _tail(a), _HEAD.match(b)
     head = found.group(0).rstrip(".") if found else ""
     cut_in_word = not raw_a[-1:].isspace() and not raw_b[:1].isspace()  # a space at the cut: between words

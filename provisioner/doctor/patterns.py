@@ -9,6 +9,9 @@ library names and families (standalone/libnames.py), which build needs which CUD
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+import yaml
 
 
 def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -91,19 +94,29 @@ NOT_FOUND_WORDS = _compile(
 )
 SONAME_MAJOR = _compile(r"\.so\.(\d{1,4})|(?:64|_)(\d{1,4})(?:_\d{1,4})?\.dll$", re.I)
 
-DLL_INIT = _compile(
-    r"DLL initiali[sz]ation routine failed|动态链接库\s?\(DLL\)\s?初始化例程失败|WinError 1114|error 1114|"
-    r"DLL 初期化ルーチンの実行に失敗しました|ダイナミック リンク ライブラリ \(DLL\) 初期化ルーチン",
-    re.I,
-)
+# the Windows loader's words for an error number, in the languages it prints them in (messages.yaml: one home)
+_WINDOWS_ERRORS: dict[int, list[str]] = yaml.load(
+    Path(__file__).with_name("messages.yaml").read_text(encoding="utf-8"),
+    Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader),
+)["windows_errors"]
+
+
+def _windows_words(number: int) -> str:
+    """The error's number as Windows, Python and .NET print it, or its words in any language (spaces flexible)."""
+    words = (r"\s{0,2}".join(re.escape(part) for part in text.split()) for text in _WINDOWS_ERRORS[number])
+    return rf"(?:WinError|error|Error code:?) {number}\b|" + "|".join(words)
+
+
+DLL_INIT = _compile(_windows_words(1114) + r"|DLL initiali[sz]ation routine failed", re.I)
 MODULE_NOT_FOUND = _compile(
-    r"LoadLibrary failed with error 126|error 126\b|Error code:? 126\b|The specified module could not be found|"
-    r"找不到指定的模块|指定されたモジュールが見つかりません|"
+    r"LoadLibrary failed with error 126|"
+    + _windows_words(126)
     # the native module did not load (old releases only warned), so its names are missing: a dependency is
-    rf"cannot import name {Q}\w{{1,40}}{Q} from {Q}onnxruntime\.capi\._pybind_state",
+    + rf"|cannot import name {Q}\w{{1,40}}{Q} from {Q}onnxruntime\.capi\._pybind_state|0x8007007E",
     re.I,
 )
-BAD_IMAGE = _compile(r"error 193\b|is not a valid Win32 application|不是有效的 Win32 应用程序", re.I)
+PROC_NOT_FOUND = _compile(_windows_words(127), re.I)  # an entry point missing: an older copy of a DLL was loaded
+BAD_IMAGE = _compile(_windows_words(193), re.I)
 # onnxruntime's Python module could not load (its own DLL or what it links: since 1.9 CUDA is loaded later, by
 # the provider, so what is missing is the Visual C++ runtime, or one too old: "procedure could not be found")
 PYBIND_IMPORT = _compile(
@@ -211,6 +224,12 @@ PROSE_CPU_LIST = _compile(
     rf"(?:\s?(?:and|&|,)\s?{_CPU_OR_AZURE})?\]?(?:\s(?:as\s)?(?:the\s)?(?:execution\s)?providers?\b|\s?$|[,.;)]|"
     r"\s(?:even|although|though|but|while|despite|instead|when|and\snot|no\s)\b)|"
     rf"providers?\s(?:is|are)\s(?:only|just)\s\[?{_CPU_OR_AZURE}",
+    re.I,
+)
+# a session said to have run on the CUDA provider: only a GPU build has it ("session ran on CUDAExecutionProvider")
+RAN_ON_CUDA = _compile(
+    r"(?<!not )(?<!n't )\b(?:ran|runs|running|executed|was using|is using|used|uses) on (?:the )?'?"
+    r"CUDAExecutionProvider",
     re.I,
 )
 CUDA_APPLIED = _compile(
@@ -468,6 +487,9 @@ DIST_BODY = (
 TYPED_ROW = _compile(r"^[\w.-]{1,80} v?\d[\w.+-]{0,40}$")  # one space between name and version: typed, not listed
 DIST_LINE = _compile(r"^(?:[\s>+*-]{0,6}|[\s│├└─|`\\+-]{2,40}(?:\s|─))" + DIST_BODY, re.I)
 TREE_ROW = _compile(r"^[\s│├└─|`\\+-]{0,40}[├└─│]")  # a row of a dependency tree (uv tree, pipdeptree)
+# what follows a name and version in a sentence, never in a listing's row (pip list: a location; conda: a build and a
+# channel; pip freeze: nothing): a colon or comma, or more words than a row has columns
+SENTENCE_AFTER = _compile(r"\s{0,3}[:;,]|(?:\s{1,40}\S{1,200}){4}")
 DIST_NEXT = _compile(r"\s{1,40}" + DIST_BODY, re.I)  # a wrapped listing: several rows on one line
 LISTING_ROW = _compile(r"^[\w.-]{1,80}\s{1,40}v?\d{1,6}(?:[.+\w-]{0,40})$")  # `pip list`: a name and its version
 DIST_INSTALLED = _compile(r"Successfully installed [^\n]{0,400}", re.I)
@@ -741,7 +763,12 @@ DEVICE_ID_INVALID = _compile(
     re.I,
 )
 # a library of the same name but another build was found first: the right one is not first on the loader's path
-VERSION_NOT_DEFINED = _compile(rf"version {Q}?[\w.+-]{{1,80}}{Q}? not defined in file (?<![\w.+-])({LIB})", re.I)
+VERSION_NOT_DEFINED = _compile(
+    rf"version {Q}?[\w.+-]{{1,80}}{Q}? not defined in file (?<![\w.+-])({LIB})|"
+    # glibc: a symbol of the version the provider was linked against is absent from the copy found first
+    rf"undefined symbol: \w{{1,200}}, version (?<![\w.+-])({LIB})",
+    re.I,
+)
 # a library said to be present: "libnvinfer.so.6 is located at TensorRT-*/lib"
 LIBRARY_PRESENT = _compile(
     rf"(?<![\w.+-])({LIB}){Q}?\s(?:is|was|are)\s(?:\w{{1,10}}\s)?(?:located|present|installed|there)\s(?:at|in|under)\b",

@@ -21,7 +21,7 @@ from provisioner.doctor.case import Case
 from provisioner.doctor.evidence import LogEvidence, bounded, read_lines
 from provisioner.doctor.factrules import driver_findings, driver_vs_build, library_code, package_findings
 from provisioner.doctor.fixes import FIXES, Fixes
-from provisioner.doctor.scan import candidate_lines, candidate_text
+from provisioner.doctor.scan import candidate_lines, candidate_text, unspaced
 from provisioner.findings import CODES, SEVERITIES, Finding, merge_findings
 from provisioner.matrix.query import cuda_major
 
@@ -294,7 +294,7 @@ def analyze_log(text: str, python: str = "python", matrix: Matrix | None = None)
 def read_log_text(text: str, python: str = "python", matrix: Matrix | None = None) -> tuple[list[Finding], LogEvidence]:
     """(findings, the facts read): `analyze_log` with what it read, for "no known failure recognised"."""
     text, cut = bounded(text)
-    lines = candidate_lines(text)  # the lines worth reading: every reader below reads only these
+    lines = candidate_lines(unspaced(text))  # the lines worth reading: every reader below reads only these
     evidence = read_lines(lines, matrix, cut)
     fixes = log_fixes(python, evidence, matrix)
     from provisioner.doctor.tensorrt import log_findings  # TensorRT's evidence and rules, in their own module

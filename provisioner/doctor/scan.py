@@ -10,6 +10,7 @@ longer than LINE_LIMIT is kept as its two ends (a megabyte line is a data dump).
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from itertools import accumulate
 
@@ -47,6 +48,43 @@ def bounded(text: str, limit: int = READ_LIMIT) -> tuple[str, bool]:
         return text, False
     half = limit // 2
     return text[:half] + "\n" + text[-half:], True
+
+
+# a line that starts letter spaced ("E r r o r   l o a d i n g"): UTF-16 text shown as one byte per character, its
+# NUL bytes turned into spaces (a paste from a Windows console log or PowerShell's `>` redirection)
+_SPACED_START = re.compile(r"^[ \t\ufeffÿþ]{0,40}(?:[^ \t\r\n] {1,3}){4}", re.M)
+_ARTIFACT = re.compile(r"(?<=\S) (?=\S)")  # the shown NUL between two characters
+_SPACE = re.compile(r" {2,3}")  # an original space, with the NUL shown beside it
+SPACED_MIN = 12  # characters of a letter-spaced line, spaces included
+SPACED_SHARE = 0.8  # of its other characters followed by one space (three: an original space)
+
+
+def unspaced(text: str) -> str:
+    """The text with its letter-spaced lines read back (each character followed by one space: drop those spaces,
+    and an original space, shown as three, becomes one). One regex scan when no line starts so."""
+    if not _SPACED_START.search(text):
+        return text
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        body = line.strip(" \t\r\ufeffÿþ")
+        if len(body) >= SPACED_MIN and _letter_spaced(body):
+            lines[index] = _SPACE.sub(" ", _ARTIFACT.sub("", body)) + ("\r" if line.endswith("\r") else "")
+    return "\n".join(lines)
+
+
+def _letter_spaced(body: str) -> bool:
+    """Most of the line's characters are followed by exactly one space (words have one at their end only)."""
+    chars = [i for i, ch in enumerate(body) if ch != " "]
+    spaced = sum(1 for i in chars if i == len(body) - 1 or _run(body, i + 1) in (1, 3))
+    return spaced >= SPACED_SHARE * len(chars)
+
+
+def _run(body: str, start: int) -> int:
+    """How many spaces follow from `start` (at most 4 counted)."""
+    count = 0
+    while count < 4 and body[start + count : start + count + 1] == " ":
+        count += 1
+    return count
 
 
 def candidate_lines(text: str) -> list[tuple[int, str]]:

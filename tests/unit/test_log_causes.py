@@ -4,10 +4,12 @@ tests/unit/test_log_corpus.py and test_log_heldout.py; the first round's causes 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from provisioner.doctor import analyze_log
-from provisioner.doctor.scan import candidate_lines
+from provisioner.doctor.scan import candidate_lines, unspaced
 from provisioner.matrix.load import load_matrix
 
 MATRIX = load_matrix(use_cache=False)
@@ -469,3 +471,46 @@ def test_cuda_35_on_a_machine_the_user_runs_on_the_cpu_alone_is_no_driver(said: 
     assert first(said + "\n" + failure) == "no-driver"
     # a program said to run only on the CPU is no machine without a GPU
     assert first("onnxruntime runs only on the CPU\n" + failure) == "driver-too-old"
+
+
+# --- round 4: reader bugs --------------------------------------------------------------------------------------
+
+
+def test_a_session_that_ran_on_cuda_proves_the_gpu_build_and_a_sentence_is_no_pip_row():
+    # our H100 capture: "onnxruntime 1.31.1: session ran on CUDAExecutionProvider" was read as pip's row of the CPU
+    # package; a pip row is a name and a version alone on the line (maybe a location, a build, a channel)
+    log = (Path(__file__).parents[2] / "docs/gpu/h100-ctx-clash-private.log").read_text(encoding="utf-8")
+    assert [f.code for f in analyze_log(log, matrix=MATRIX)][:1] == ["cuda-context-conflict"]
+    assert "cpu-package-only" not in [f.code for f in analyze_log(log, matrix=MATRIX)]
+    listed = "$ pip list\nPackage     Version\nonnxruntime 1.20.1\nnumpy       1.26.4\n"
+    # a session's providers or an available list holding CUDA prove the GPU build whatever pip lists
+    assert first(listed + "sess.get_providers(): ['CUDAExecutionProvider', 'CPUExecutionProvider']") != (
+        "cpu-package-only"
+    )
+    assert first(listed + "the session runs on CUDAExecutionProvider and is slow") != "cpu-package-only"
+    # the same listing beside a CPU build's providers is the CPU package
+    assert first(listed + "print(ort.get_available_providers())\n['CPUExecutionProvider']") == "cpu-package-only"
+
+
+def test_utf16_text_shown_letter_spaced_is_read():
+    # UTF-16 shown one byte per character, its NULs as spaces (an original space becomes three)
+    line = 'Error loading "C:\\app\\onnxruntime_providers_cuda.dll" which depends on "cudnn64_9.dll" which is missing.'
+    spaced = "".join(ch + " " for ch in line)
+    assert unspaced(spaced) == line
+    assert first(spaced) == "cudnn-missing"
+    truncated = "E r r o r ... o n n x r u n t i m e _ p r o v i d e r s _ c u d a . d l l"
+    assert unspaced(truncated) == "Error...onnxruntime_providers_cuda.dll"
+    # ordinary text, a short spaced run and a listing stay as they are
+    for text in ("Hello world, this is a log line", "a b c", "torch    2.1.0\nnumpy    1.26.4"):
+        assert unspaced(text) == text
+
+
+def test_cuda_path_set_alone_is_a_dll_the_provider_links_missing():
+    # onnxruntime_pybind_state.cc throws it exactly when TryGetProviderInfo_CUDA() found no provider (its DLL did not
+    # load) and CUDA_PATH is set: the label convention of docs/verify-doctor.md
+    text = (
+        "onnxruntime::python::CreateExecutionProviderInstance CUDA_PATH is set but CUDA wasnt able to be loaded. "
+        "Please install the correct version of CUDA and cuDNN as mentioned in the GPU requirements page"
+    )
+    assert first(text) == "cuda-library-missing"
+    assert first(text + "\nI have CUDA 12.4 and cuDNN 8.9 installed, onnxruntime-gpu 1.20.1") != "gpu-provider-failed"

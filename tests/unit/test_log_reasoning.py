@@ -159,8 +159,9 @@ def test_no_kernels_for_the_gpu_names_its_compute_capability_in_the_fix(line: st
             "cpu-and-gpu-installed",
         ),
         (
+            # thrown when the provider's DLL did not load (onnxruntime_pybind_state.cc): a DLL it links is missing
             "CUDA_PATH is set but CUDA wasnt able to be loaded. Please install the correct version",
-            "gpu-provider-failed",
+            "cuda-library-missing",
         ),
         (
             "CUDA 12.4 and onnxruntime-gpu 11.8\nCUDA_PATH is set but CUDA wasn't able to be loaded. Please install",
