@@ -816,12 +816,14 @@ def read_evidence(text: str, matrix: Matrix | None = None, cut: bool = False) ->
     return read_lines(candidate_lines(text), matrix, cut)
 
 
-def read_lines(lines: list[tuple[int, str]], matrix: Matrix | None = None, cut: bool = False) -> LogEvidence:
-    """The facts of a log's candidate lines (`scan.candidate_lines`)."""
+def read_lines(
+    lines: list[tuple[int, str]], matrix: Matrix | None = None, cut: bool = False, logical: list[Line] | None = None
+) -> LogEvidence:
+    """The facts of a log's candidate lines (`scan.candidate_lines`; `logical`: their `logical_lines`, if made)."""
     reader = _Reader(matrix)
     seen: set[tuple[str, str]] = set()
     previous = ""
-    for entry in logical_lines(lines):
+    for entry in logical_lines(lines) if logical is None else logical:
         pair = (previous, entry.text)
         previous = entry.text
         if pair in seen:

@@ -424,6 +424,10 @@ def no_driver(c: Case) -> list[Finding]:
         found.append(c.finding("no-driver", "installing the NVIDIA driver fixed it (the log says so)", (said.line,)))
     if (verdict := insufficient_driver(c)) and verdict[0] == "no-driver":
         found.append(c.finding("no-driver", verdict[1], verdict[2]))
+    if "cudaErrorStubLibrary" in c.errors:
+        # the CUDA toolkit's stub libcuda.so (for linking only) was loaded: no driver's libcuda on the loader's path
+        title = "the CUDA toolkit's stub libcuda was loaded instead of the NVIDIA driver's (no driver found)"
+        found.append(c.finding("no-driver", title, (c.errors["cudaErrorStubLibrary"],)))
     if "cudaErrorNoDevice" in c.errors and not _old_gpu(c) and ev.other_gpus and not c.nvidia_named:
         other = ev.other_gpus[0]
         title = f"CUDA sees no NVIDIA GPU: the log names {other.value}"

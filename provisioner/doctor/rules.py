@@ -21,7 +21,8 @@ from provisioner.doctor.case import Case
 from provisioner.doctor.evidence import LogEvidence, bounded, read_lines
 from provisioner.doctor.factrules import driver_findings, driver_vs_build, library_code, package_findings
 from provisioner.doctor.fixes import FIXES, Fixes
-from provisioner.doctor.scan import candidate_lines, candidate_text, unspaced
+from provisioner.doctor.normalize import logical_lines
+from provisioner.doctor.scan import candidate_lines, candidate_text
 from provisioner.findings import CODES, SEVERITIES, Finding, merge_findings
 from provisioner.matrix.query import cuda_major
 
@@ -294,9 +295,13 @@ def analyze_log(text: str, python: str = "python", matrix: Matrix | None = None)
 def read_log_text(text: str, python: str = "python", matrix: Matrix | None = None) -> tuple[list[Finding], LogEvidence]:
     """(findings, the facts read): `analyze_log` with what it read, for "no known failure recognised"."""
     text, cut = bounded(text)
-    lines = candidate_lines(unspaced(text))  # the lines worth reading: every reader below reads only these
-    evidence = read_lines(lines, matrix, cut)
+    lines = candidate_lines(text)  # the lines worth reading: every reader below reads only these
+    logical = logical_lines(lines)
+    evidence = read_lines(lines, matrix, cut, logical)
     fixes = log_fixes(python, evidence, matrix)
     from provisioner.doctor.tensorrt import log_findings  # TensorRT's evidence and rules, in their own module
 
-    return decide_log(evidence, fixes, matrix, log_findings(candidate_text(lines), fixes, matrix)), evidence
+    # TensorRT's reader reads the scanned lines as pasted, and the wrapped ones joined (normalize.logical_lines)
+    joined = [line.text for line in logical if line.last != line.first]
+    trt_text = candidate_text(lines) + ("\n\n" + "\n".join(joined) if joined else "")
+    return decide_log(evidence, fixes, matrix, log_findings(trt_text, fixes, matrix)), evidence

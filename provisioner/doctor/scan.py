@@ -51,25 +51,22 @@ def bounded(text: str, limit: int = READ_LIMIT) -> tuple[str, bool]:
 
 
 # a line that starts letter spaced ("E r r o r   l o a d i n g"): UTF-16 text shown as one byte per character, its
-# NUL bytes turned into spaces (a paste from a Windows console log or PowerShell's `>` redirection)
-_SPACED_START = re.compile(r"^[ \t\ufeffÿþ]{0,40}(?:[^ \t\r\n] {1,3}){4}", re.M)
+# NUL bytes turned into spaces (a paste from a Windows console log or PowerShell's `>` redirection); found among the
+# shapes ("\n" first: a fast literal scan), each such line read back
+_SPACED_SHAPE = re.compile(rb"\n[ \t]{0,40}(?:\xef\xbb\xbf|\xc3\xbf\xc3\xbe)?(?:[^ \t\r\n] {1,3}){4}")
 _ARTIFACT = re.compile(r"(?<=\S) (?=\S)")  # the shown NUL between two characters
 _SPACE = re.compile(r" {2,3}")  # an original space, with the NUL shown beside it
 SPACED_MIN = 12  # characters of a letter-spaced line, spaces included
 SPACED_SHARE = 0.8  # of its other characters followed by one space (three: an original space)
 
 
-def unspaced(text: str) -> str:
-    """The text with its letter-spaced lines read back (each character followed by one space: drop those spaces,
-    and an original space, shown as three, becomes one). One regex scan when no line starts so."""
-    if not _SPACED_START.search(text):
-        return text
-    lines = text.split("\n")
-    for index, line in enumerate(lines):
-        body = line.strip(" \t\r\ufeffÿþ")
-        if len(body) >= SPACED_MIN and _letter_spaced(body):
-            lines[index] = _SPACE.sub(" ", _ARTIFACT.sub("", body)) + ("\r" if line.endswith("\r") else "")
-    return "\n".join(lines)
+def unspaced(line: str) -> str:
+    """The line read back when it is letter spaced (each character followed by one space: those spaces dropped, an
+    original space, shown as three, one), else the line itself."""
+    body = line.strip(" \t\r\ufeffÿþ")
+    if len(body) < SPACED_MIN or not _letter_spaced(body):
+        return line
+    return _SPACE.sub(" ", _ARTIFACT.sub("", body)) + ("\r" if line.endswith("\r") else "")
 
 
 def _letter_spaced(body: str) -> bool:
@@ -109,11 +106,17 @@ def candidate_lines(text: str) -> list[tuple[int, str]]:
             span = HEADER_SPAN if header else 1
             wanted.update(i + step for i in members for step in range(span + 1) if i + step < count)
             pos = joined.find(keyword, starts[number + 1])
+    spaced: set[int] = set()
+    if _SPACED_SHAPE.match(b"\n" + joined[:256]):  # the first shape (no newline before it in `joined`)
+        spaced.update(groups[distinct[0]][:SHAPE_LIMIT])
+    for hit in _SPACED_SHAPE.finditer(joined):  # letter-spaced lines hold no keyword as such: read them all
+        spaced.update(groups[distinct[bisect_right(starts, hit.start() + 1) - 1]][:SHAPE_LIMIT])
+    wanted.update(i + step for i in spaced for step in (0, 1) if i + step < count)
     out: list[tuple[int, str]] = []
     for index, line in zip(sorted(wanted), _lines_at(text, sorted(wanted)), strict=True):
         if len(line) > LINE_LIMIT:
             line = line[: LINE_LIMIT // 2] + " ... " + line[-LINE_LIMIT // 2 :]
-        out.append((index, line))
+        out.append((index, unspaced(line) if index in spaced else line))
     return out
 
 

@@ -501,8 +501,10 @@ def test_utf16_text_shown_letter_spaced_is_read():
     truncated = "E r r o r ... o n n x r u n t i m e _ p r o v i d e r s _ c u d a . d l l"
     assert unspaced(truncated) == "Error...onnxruntime_providers_cuda.dll"
     # ordinary text, a short spaced run and a listing stay as they are
-    for text in ("Hello world, this is a log line", "a b c", "torch    2.1.0\nnumpy    1.26.4"):
+    for text in ("Hello world, this is a log line", "a b c", "torch    2.1.0", "numpy    1.26.4"):
         assert unspaced(text) == text
+    # the scan finds such lines though no keyword is in them as written, the first line too
+    assert [line for _, line in candidate_lines(spaced + "\nok\n" + spaced)] == [line, "ok", line]
 
 
 def test_cuda_path_set_alone_is_a_dll_the_provider_links_missing():
