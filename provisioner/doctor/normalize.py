@@ -172,10 +172,15 @@ def _wrap_width(raws: list[str]) -> int | None:
     return width if count >= 2 else None
 
 
+_PACKAGE_ROW = re.compile(r"^[\w.-]{1,80}(?:==|\s{1,40}v?)\d", re.ASCII)  # "onnxruntime==1.22.0 at ...", pip list
+
+
 def _continues(raw_a: str, raw_b: str, a: str, b: str, width: int | None) -> str | None:
     """The separator joining line a with the next line b when b continues a ("" or " "), else None."""
     separator = _cut(raw_a, raw_b, a, b, width)
-    return None if separator is None or _rows(raw_a, raw_b) else separator
+    if separator is None or _rows(raw_a, raw_b) or (_PACKAGE_ROW.match(a) and _PACKAGE_ROW.match(b)):
+        return None  # two rows of a listing (aligned, or each a package and its version) are as wide by chance
+    return separator
 
 
 def _cut(raw_a: str, raw_b: str, a: str, b: str, width: int | None) -> str | None:
@@ -186,11 +191,13 @@ def _cut(raw_a: str, raw_b: str, a: str, b: str, width: int | None) -> str | Non
         return " " if raw_a[-1:].isspace() or raw_b[:1].isspace() else ""
     if width is not None and len(raw_a) == width - 1 and b[:1].isalpha():
         return " "  # cut at a space, which the copy dropped
-    cut = raw_a[-1:].isalnum() or raw_a[-1:] in "-_./\\"
-    if width is None and len(raw_a) in TERMINAL_WIDTHS and cut and raw_b[:1].isalnum():
-        return ""  # the one long line of a console of the usual width, cut inside a word
-    if width is None and len(raw_a) in TERMINAL_WIDTHS and raw_b[:1] == " " and raw_b[1:2].isalpha():
-        return " "  # ... cut before a space
+    # the one long line of a console of the usual width, cut inside a word or before a space: what follows is no
+    # wider than the cut line (a wrap's every piece fits the width)
+    console = width is None and len(raw_a) in TERMINAL_WIDTHS and len(raw_b.rstrip()) <= len(raw_a)
+    if console and (raw_a[-1:].isalnum() or raw_a[-1:] in "-_./\\") and raw_b[:1].isalnum():
+        return ""
+    if console and raw_b[:1] == " " and raw_b[1:2].isalpha():
+        return " "
     tail, found = _tail(a), _HEAD.match(b)
     head = found.group(0).rstrip(".") if found else ""
     cut_in_word = not raw_a[-1:].isspace() and not raw_b[:1].isspace()  # a space at the cut: between words
