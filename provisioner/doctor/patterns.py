@@ -79,6 +79,10 @@ LOADING = (
         re.I,
     ),
     _compile(rf"(?:unable to|failed to|could not|cannot) dlopen {Q}?(?<![\w.+-])({SO})", re.I),
+    # ctypes (Windows, Python 3.8+): "Could not find module 'C:\...\cudnn64_9.dll' (or one of its dependencies)"
+    _compile(rf"Could not find module {Q}?[^\"'\n]{{0,300}}?(?<![\w.+-])({LIB}){Q}? \(or one of its dependencies\)", re.I),
+    # the JVM: "java.lang.UnsatisfiedLinkError: C:\...\onnxruntime_providers_cuda.dll: Can't find dependent libraries"
+    _compile(rf"UnsatisfiedLinkError:[^\n]{{0,300}}?(?<![\w.+-])({LIB}):? Can'?t find dependent libraries", re.I),
 )
 # a library file a listing shows on disk (find, ls, locate, dir): the line ends with its path
 FILE_ON_DISK = _compile(
@@ -112,7 +116,10 @@ MODULE_NOT_FOUND = _compile(
     r"LoadLibrary failed with error 126|"
     + _windows_words(126)
     # the native module did not load (old releases only warned), so its names are missing: a dependency is
-    + rf"|cannot import name {Q}\w{{1,40}}{Q} from {Q}onnxruntime\.capi\._pybind_state|0x8007007E",
+    + rf"|cannot import name {Q}\w{{1,40}}{Q} from {Q}onnxruntime\.capi\._pybind_state|0x8007007E|"
+    # Python's ctypes and the JVM word error 126 their own way (the JVM's for a DLL other than ONNX Runtime's own)
+    + r"\(or one of its dependencies\)|"
+    + r"(?<![\w.+-])(?!onnxruntime(?:4j_jni)?\.dll)[\w.+-]{1,120}\.dll:? Can'?t find dependent libraries",
     re.I,
 )
 PROC_NOT_FOUND = _compile(_windows_words(127), re.I)  # an entry point missing: an older copy of a DLL was loaded
