@@ -563,6 +563,8 @@ class _Reader:
             self.signal("module-not-found", line)
         if P.BAD_IMAGE.search(raw):
             self.signal("bad-image", line)
+        if P.PROC_NOT_FOUND.search(raw):
+            self.signal("proc-not-found", line)
         if P.PYBIND_IMPORT.search(raw):
             self.signal("pybind-import-failed", line)
         if P.CORE_DLL_FAILED.search(raw):

@@ -711,6 +711,15 @@ def library_not_on_path(c: Case) -> list[Finding]:
             "first on PATH"
         )
         found.append(c.finding("library-not-on-path", title, (bad.line,)))
+    proc = c.ev.signal("proc-not-found")
+    if proc and "providers_cuda" in proc.line.lower() and not c.ev.load_errors:
+        # Windows error 127 loading the provider: a DLL it links was found without a function it imports (another
+        # version's copy earlier on PATH)
+        title = (
+            "a DLL the CUDA provider links lacks a function it needs (Windows error 127): another version's copy is "
+            "found first on PATH"
+        )
+        found.append(c.finding("library-not-on-path", title, (proc.line,)))
     if said := c.ev.signal("not-on-path-said"):
         library = "cudnn" if "cudnn" in said.line.lower() else None
         title = "the CUDA libraries are installed but not on the loader's path (the log says so)"
