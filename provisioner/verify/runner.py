@@ -157,8 +157,8 @@ def _run_child(
         return _replace(_failed_report("crashed", mode, provider, python, failure), signal=name, **common)
     data = ended.answer()
     if data is None or "failures" not in data:
-        tail = clean_stderr.strip().splitlines()[-1:] or ["no output"]
-        failure = Failure("child-error", f"the verify child exited with {ended.returncode} and no report: {tail[0]}")
+        why = childproc.stderr_gist(clean_stderr) or "no output"
+        failure = Failure("child-error", f"the verify child exited with {ended.returncode} and no report: {why}")
         return _replace(_failed_report("error", mode, provider, python, failure), **common)
     data.update({k: v for k, v in common.items()})
     data.pop("duration_s", None)
