@@ -14,11 +14,11 @@ from pathlib import Path
 
 from provisioner import childproc, standalone
 from provisioner.errors import BadInput
+from provisioner.standalone.protocol import STAGE_PREFIX
 from provisioner.verify.report import Failure, VerifyReport
 
 CHILD_SCRIPT = standalone.path("verify_child.py")
 MODELS_DIR = Path(__file__).resolve().parent / "models"  # the built-in check models
-STAGE_PREFIX = "ortprov-verify-stage: "
 STDERR_TAIL_CHARS = 20000
 
 # stderr lines worth keeping as evidence for doctor
