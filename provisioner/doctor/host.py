@@ -313,46 +313,72 @@ def _hit_line(hit: LibraryHit) -> str:
 
 
 def _from_report(report: VerifyReport, facts: HostFacts | None, fixes: Fixes, matrix: Matrix | None) -> list[Finding]:
-    found: list[Finding] = []
+    """What the verify report shows: each failure's finding, TensorRT's, what its log explains; then what a
+    report shows whether or not it failed (a CUDA context maker beside onnxruntime, preload_dlls() needed, the
+    loader hook failed, the driver's library missing, the GPU slower than the CPU)."""
+    from provisioner.doctor.tensorrt import report_findings  # TensorRT's rules, in their own module
+
+    found = [finding for failure in report.failures for finding in _from_failure(failure, report, fixes)]
+    found += report_findings(report, fixes, matrix)
+    found += _what_the_log_adds(report, found, fixes, matrix)
+    found += _context_makers(report, fixes)
+    found += _preload_or_hook(report, fixes)
+    found += _driver_library_missing(report, facts, fixes)
+    found += _gpu_slower(report, fixes)
+    return found
+
+
+def _what_the_log_adds(
+    report: VerifyReport, found: list[Finding], fixes: Fixes, matrix: Matrix | None
+) -> list[Finding]:
+    """The findings of the report's log (its stderr, ONNX Runtime's messages, the failures' words): after a
+    failed session every one (and, while nothing `found` blocks, the library a failure names, else
+    gpu-provider-failed); otherwise only those that do not block."""
     kinds = set(report.failure_kinds)
     texts = (report.stderr, *report.ort_messages, *(f.message for f in report.failures))
     explained = analyze_log("\n".join(texts), python=fixes.python, matrix=matrix)
+    if not (kinds & {"session-failed", "cpu-fallback", "import-failed", "crashed"} and "no-driver" not in kinds):
+        return [f for f in explained if not f.blocking]
+    added = [f for f in explained if f.code != "gpu-provider-failed"]
     for failure in report.failures:
-        found += _from_failure(failure, report, fixes)
-    from provisioner.doctor.tensorrt import report_findings  # TensorRT's rules, in their own module
-
-    found += report_findings(report, fixes, matrix)
-    if kinds & {"session-failed", "cpu-fallback", "import-failed", "crashed"} and "no-driver" not in kinds:
-        found += [f for f in explained if f.code != "gpu-provider-failed"]
-        for failure in report.failures:
-            if failure.kind == "session-failed" and failure.library and not any(f.blocking for f in found):
-                found += _library_failure(failure, fixes)
-        if not any(f.blocking for f in found):
-            messages = tuple(m for m in report.ort_messages[:6]) or tuple(f.message for f in report.failures[:3])
-            found.append(
-                Finding(
-                    "gpu-provider-failed",
-                    "error",
-                    "the GPU session could not be created; ONNX Runtime fell back to the CPU",
-                    messages,
-                    fixes.for_code("gpu-provider-failed"),
-                )
-            )
-    else:
-        found += [f for f in explained if not f.blocking]
-    related = {d.name: d.version for d in (report.ort.related_dists if report.ort else ())}
-    drivers = [f"{name} {version}" for name, version in sorted(related.items()) if _CONTEXT_MAKERS.match(name)]
-    if drivers and report.provider == "cuda":
-        found.append(
+        if failure.kind == "session-failed" and failure.library and not any(f.blocking for f in (*found, *added)):
+            added += _library_failure(failure, fixes)
+    if not any(f.blocking for f in (*found, *added)):
+        messages = tuple(m for m in report.ort_messages[:6]) or tuple(f.message for f in report.failures[:3])
+        added.append(
             Finding(
-                "cuda-context-conflict",
-                "info",
-                f"{', '.join(drivers)} installed next to onnxruntime-gpu: using both in one process needs "
-                "explicit CUDA context management",
-                tuple(f"installed: {d}" for d in drivers),
-                fixes.for_code("cuda-context-conflict"),
+                "gpu-provider-failed",
+                "error",
+                "the GPU session could not be created; ONNX Runtime fell back to the CPU",
+                messages,
+                fixes.for_code("gpu-provider-failed"),
             )
         )
+    return added
+
+
+def _context_makers(report: VerifyReport, fixes: Fixes) -> list[Finding]:
+    """cuda-context-conflict: a package that makes CUDA contexts of its own installed beside onnxruntime-gpu."""
+    related = {d.name: d.version for d in (report.ort.related_dists if report.ort else ())}
+    drivers = [f"{name} {version}" for name, version in sorted(related.items()) if _CONTEXT_MAKERS.match(name)]
+    if not drivers or report.provider != "cuda":
+        return []
+    return [
+        Finding(
+            "cuda-context-conflict",
+            "info",
+            f"{', '.join(drivers)} installed next to onnxruntime-gpu: using both in one process needs "
+            "explicit CUDA context management",
+            tuple(f"installed: {d}" for d in drivers),
+            fixes.for_code("cuda-context-conflict"),
+        )
+    ]
+
+
+def _preload_or_hook(report: VerifyReport, fixes: Fixes) -> list[Finding]:
+    """How the libraries were found: only after preload_dlls() (library-not-on-path), or not by ortprov's loader
+    hook, which failed (loader-hook-failed)."""
+    found = []
     if report.preload_required:
         found.append(
             Finding(
@@ -376,28 +402,34 @@ def _from_report(report: VerifyReport, facts: HostFacts | None, fixes: Fixes, ma
                 fixes.for_code("loader-hook-failed"),
             )
         )
-    if report.static is not None:
-        for lib in report.static.libraries:
-            if lib.status == "driver-missing" and facts is not None and facts.driver.present:
-                found.append(
-                    Finding(
-                        "no-driver",
-                        "error",
-                        f"{lib.soname} (the driver's CUDA library) is not found",
-                        (f"{lib.soname}: not found by the loader",),
-                        fixes.for_code("no-driver"),
-                    )
-                )
+    return found
+
+
+def _driver_library_missing(report: VerifyReport, facts: HostFacts | None, fixes: Fixes) -> list[Finding]:
+    """no-driver: the static check found no libcuda although this host has a driver."""
+    if report.static is None or facts is None or not facts.driver.present:
+        return []
+    return [
+        Finding(
+            "no-driver",
+            "error",
+            f"{lib.soname} (the driver's CUDA library) is not found",
+            (f"{lib.soname}: not found by the loader",),
+            fixes.for_code("no-driver"),
+        )
+        for lib in report.static.libraries
+        if lib.status == "driver-missing"
+    ]
+
+
+def _gpu_slower(report: VerifyReport, fixes: Fixes) -> list[Finding]:
+    """gpu-slower-than-cpu: a check whose session ran on the GPU, slower per run than on the CPU."""
+    found = []
     for check in report.checks:
         gpu, cpu = check.gpu, check.cpu
-        if (
-            check.gpu_first
-            and gpu
-            and cpu
-            and gpu.median_run_ms
-            and cpu.median_run_ms
-            and gpu.median_run_ms > cpu.median_run_ms
-        ):
+        if not (check.gpu_first and gpu and cpu and gpu.median_run_ms and cpu.median_run_ms):
+            continue
+        if gpu.median_run_ms > cpu.median_run_ms:
             found.append(
                 Finding(
                     "gpu-slower-than-cpu",
