@@ -4,6 +4,8 @@ Nothing here reads the machine or the network, and no version number lives in th
 needs which driver, compute capability, Python, platform and libraries comes from the Matrix.
 
 Rules, in order:
+0. A host whose driver cannot run its GPU at all (its CUDA predates the GPU's compute capability, or its branch
+   dropped the GPU's architecture: `matrix/query.driver_gpu_gap`) gets NoCompatiblePlan before any candidate.
 1. Candidates are the matrix builds that match `--ort` and `--cuda` (BadInput when a pin names nothing).
 2. A candidate runs on a host when the host's platform has a wheel (and its glibc meets the wheel's floor),
    the target Python has a wheel for that platform, the driver meets the CUDA release's floor (or the CUDA
@@ -54,7 +56,7 @@ from provisioner.planner.preference import (
     preference,
     reuse_reasons,
 )
-from provisioner.planner.rejections import no_plan, rejections_for_plan
+from provisioner.planner.rejections import driver_gpu_error, no_plan, rejections_for_plan
 from provisioner.planner.steps import conflicting_flavours, install_steps, loader_hook, plain_code_line, retarget
 from provisioner.planner.tensorrt import (
     tensorrt_notes,
@@ -78,6 +80,9 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     hosts = tuple(hosts)
     if not hosts:
         raise BadInput("no host to plan for", hint="pass --host FILE or the --driver/--gpu-cc/--python flags")
+    unrunnable = driver_gpu_error(hosts, matrix)
+    if unrunnable is not None:
+        raise unrunnable
     existing = existing_libraries(hosts, matrix) if request.prefer_existing_libraries else Existing()
     verdicts = [judge(build, hosts, matrix, request, existing) for build in candidates(matrix, request)]
     runnable = [v for v in verdicts if not v.problems]

@@ -7,12 +7,13 @@ from provisioner.errors import NoCompatiblePlan
 from provisioner.matrix.query import build_gpu_code, gpu_code_for
 from provisioner.plan import Rejection, Request
 from provisioner.planner.common import Verdict, host_name, short_label, unique
+from provisioner.planner.gpucode import driver_gpu_gaps
 from provisioner.versions import vtuple
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms to import; the fast path of `ortprov plan` does without it
 if TYPE_CHECKING:
     from provisioner.facts import HostFacts
-    from provisioner.matrix.model import OrtBuild
+    from provisioner.matrix.model import Matrix, OrtBuild
 
 
 def rejections_for_plan(chosen: Verdict, verdicts: list[Verdict], hosts: tuple[HostFacts, ...] = ()) -> list[Rejection]:
@@ -72,6 +73,23 @@ def _why_preferred(chosen: Verdict, loser: Verdict) -> str:
     if chosen.build.index_url is None and loser.build.index_url is not None:
         return "it is on PyPI, not a side index"
     return "it is built for a newer CUDA"
+
+
+def driver_gpu_error(hosts: tuple[HostFacts, ...], matrix: Matrix) -> NoCompatiblePlan | None:
+    """The no-plan error for hosts whose driver cannot run their GPU (too old for its architecture, or a branch that
+    dropped it): no onnxruntime build can help there, so no candidate is judged."""
+    gaps = [gap for i, h in enumerate(hosts) for gap in driver_gpu_gaps(h, host_name(h, i, len(hosts)), matrix)]
+    if not gaps:
+        return None
+    gap = gaps[0][0]
+    hint = (
+        f"install {gap.needed}, then plan again (--driver: its version)"
+        if gap.kind == "too-old"
+        else f"with {gap.needed} installed, plan again (--driver: its version): the builds it runs are planned then"
+    )
+    return NoCompatiblePlan(
+        "no onnxruntime-gpu build can run here: " + "; ".join(sentence for _, sentence in gaps), hint=hint
+    )
 
 
 def no_plan(verdicts: list[Verdict], hosts: tuple[HostFacts, ...], request: Request) -> NoCompatiblePlan:
