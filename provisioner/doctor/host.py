@@ -220,6 +220,12 @@ def _with_gpu_code_fix(finding: Finding, facts: HostFacts, matrix: Matrix, pytho
     that holds code for that GPU (the log rules alone know no compute capability)."""
     if finding.code != "unsupported-gpu-arch" or "build onnxruntime from source" in finding.fix:
         return finding
+    if any(
+        driver_gpu_gap(matrix, g.compute_capability, facts.driver.version, facts.driver.cuda_version)
+        for g in facts.visible_gpus or facts.gpus
+        if g.compute_capability
+    ):
+        return finding  # the driver cannot run this GPU: no build's code helps (driver_gpu_findings says which driver)
     cc = next((g.compute_capability for g in facts.visible_gpus if g.compute_capability), None)
     if cc is None or finding.fix.startswith("onnxruntime-gpu "):
         return finding
