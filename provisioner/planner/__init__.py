@@ -56,7 +56,13 @@ from provisioner.planner.preference import (
     preference,
     reuse_reasons,
 )
-from provisioner.planner.rejections import driver_gpu_error, no_plan, rejections_for_plan
+from provisioner.planner.rejections import (
+    driver_gpu_error,
+    newest_loss,
+    no_plan,
+    read_alternatives,
+    rejections_for_plan,
+)
 from provisioner.planner.steps import conflicting_flavours, install_steps, loader_hook, plain_code_line, retarget
 from provisioner.planner.tensorrt import (
     tensorrt_notes,
@@ -107,12 +113,14 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     hook_steps, hook_notes = loader_hook(build, hosts, request)
     steps += hook_steps
 
-    reasons = [choice_reason(build, hosts, matrix, request), *chosen.reasons]
+    lost = newest_loss(chosen, verdicts)
+    reasons = [choice_reason(build, hosts, matrix, request), *([lost] if lost else []), *chosen.reasons]
     reasons += reuse_reasons(chosen, existing, pins)
     closure_reasons, closure_notes = closure_lines(build, hosts, matrix, pins, library_requirements, request)
     reasons += closure_reasons
     notes = [*chosen.notes, *library_notes, *missed_reuse_notes(chosen, runnable, existing, request), *hook_notes]
     notes += closure_notes
+    notes += read_alternatives(chosen, verdicts, hosts)
     if not build.confirmed:
         source = build.sources[0] if build.sources else "no source recorded"
         notes.append(

@@ -79,10 +79,6 @@ def gpu_code_problems(
         if code is None:
             problem = _cc_problem(build, cc, release, matrix)
             if problem is None and build.wheel_platform(host.platform.tag) is not None:
-                notes.append(
-                    f"the GPU code in {build.ort_version}'s {host.platform.tag} wheels was not read from them: "
-                    f"compute capability {cc} is checked against what CUDA {release.version} supports only"
-                )
                 lacking.append(f"?{cc}")  # runs by its CUDA release's word, not by its wheels
         else:
             problem, match = _code_problem(build, host, cc, code, notes, where, driver_cuda_version(host, matrix))
@@ -96,6 +92,14 @@ def gpu_code_problems(
         ccs = ", ".join(sorted({g.compute_capability for g in gpus if g.compute_capability}, key=vtuple))
         if matched:
             reasons.append(f"{label}'s {host.platform.tag} wheels hold GPU code for {who} ({'; '.join(matched)})")
+        elif any(cc.startswith("?") for cc in lacking):
+            unread = ", ".join(sorted({cc[1:] for cc in lacking if cc.startswith("?")}, key=vtuple))
+            reasons.append(
+                f"the GPU code in {label}'s {host.platform.tag} wheels was not read (its feed's wheels cannot be "
+                f"read from here): CUDA {release.version} can target compute capability {unread}, but whether these "
+                f"wheels hold code for it is unknown; if they do not, every session fails with 'no kernel image is "
+                f"available for execution on the device' (`ortprov verify` after installing tells)"
+            )
         elif ccs:
             reasons.append(f"compute capability {ccs} is supported by CUDA {build.cuda_version}")
     return problems, lacking

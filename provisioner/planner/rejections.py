@@ -49,6 +49,40 @@ def rejections_for_plan(chosen: Verdict, verdicts: list[Verdict], hosts: tuple[H
     return out
 
 
+def newest_loss(chosen: Verdict, verdicts: list[Verdict]) -> str | None:
+    """One sentence for the default output: why the newest candidate lost, when the chosen build is older."""
+    newer = [v for v in verdicts if v.problems and vtuple(v.build.ort_version) > vtuple(chosen.build.ort_version)]
+    if not newer:
+        return None
+    newest = max(newer, key=lambda v: vtuple(v.build.ort_version))
+    more = len(newest.problems) - 1
+    return f"{short_label(newest.build)} is newer, but {newest.problems[0]}" + (
+        f" (and {more} more reason{'s' if more > 1 else ''}: -v)" if more else ""
+    )
+
+
+def read_alternatives(chosen: Verdict, verdicts: list[Verdict], hosts: tuple[HostFacts, ...]) -> list[str]:
+    """For a chosen build whose GPU code was not read: the newest build whose wheels were read to hold code for that
+    GPU, and why it lost (a user may rather meet its condition than trust an unread wheel)."""
+    said = []
+    for index, cc in chosen.unread_code:
+        if index >= len(hosts):
+            continue
+        tag = hosts[index].platform.tag
+        for verdict in verdicts:
+            code = build_gpu_code(verdict.build, tag)
+            found = gpu_code_for(code[0], code[1], cc) if code is not None else (None, None)
+            has = found[0] or (f"{found[1]} PTX" if found[1] else None)
+            if has and verdict is not chosen:
+                why = verdict.problems[0] if verdict.problems else "it was not chosen"
+                said.append(
+                    f"{short_label(verdict.build)} is the newest build whose {tag} wheels were read to hold code for "
+                    f"compute capability {cc} ({has}), but {why}"
+                )
+                break
+    return unique(said)
+
+
 def _code_it_has(build: OrtBuild, missing: tuple[tuple[int, str], ...], hosts: tuple[HostFacts, ...]) -> str:
     """ "1.28.0 has sm_100a": the chosen build's code for the compute capabilities a loser lacks."""
     said = []
