@@ -19,6 +19,7 @@ from provisioner.matrix.model import (
     LibraryWheel,
     Matrix,
     OrtBuild,
+    ProviderLibrary,
     TensorRTPackage,
     TensorRTProvider,
     TensorRTRelease,
@@ -499,10 +500,23 @@ def builds_with_code_for(matrix: Matrix, cc: str, platform: str) -> tuple[OrtBui
 
 def provider_needs(build: OrtBuild, platform: str, provider: str = "cuda") -> tuple[str, ...] | None:
     """What the build's `provider` library needs from the loader on `platform` (DT_NEEDED / PE imports, read
-    from the wheel); None when not read."""
+    from the wheel, and what the wheel's `_ld_preload.py` loads for it by name at import: 1.11-1.15 on Linux);
+    None when not read."""
+    library = _provider_library(build, platform, provider)
+    if library is None or library.needs is None:
+        return None
+    return tuple(dict.fromkeys((*library.needs, *library.preloads)))
+
+
+def provider_preloads(build: OrtBuild, platform: str, provider: str = "cuda") -> tuple[str, ...]:
+    """What the wheel's `_ld_preload.py` loads by name for `provider` at import (not in its DT_NEEDED)."""
+    library = _provider_library(build, platform, provider)
+    return library.preloads if library is not None else ()
+
+
+def _provider_library(build: OrtBuild, platform: str, provider: str) -> ProviderLibrary | None:
     record = build.wheel_platform(platform)
-    library = record.provider(provider) if record is not None else None
-    return library.needs if library is not None else None
+    return record.provider(provider) if record is not None else None
 
 
 # --- the files NVIDIA wheels install ------------------------------------------------------------------------

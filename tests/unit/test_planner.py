@@ -551,15 +551,12 @@ def _driver_knows_gpus(h: HostFacts, matrix: Matrix) -> bool:
     for gpu in h.gpus:
         cc = gpu.compute_capability or ""
         first = next((r for r in releases if cc in r.compute_capabilities), None)
-        if first is not None and first is not releases[0] and first.min_driver_linux:
-            if vtuple(version)[0] < vtuple(first.min_driver_linux)[0] or (
-                "." in version and not at_least(version, first.min_driver_linux)
-            ):
-                return False
-        for arch in matrix.gpu_architectures:
-            if cc in arch.compute_capabilities and arch.last_driver_branch:
-                if vtuple(version)[0] > int(arch.last_driver_branch):
-                    return False
+        floor = first.min_driver_linux if first is not None and first is not releases[0] else None
+        if floor and (vtuple(version)[0] < vtuple(floor)[0] or ("." in version and not at_least(version, floor))):
+            return False
+        last = [a.last_driver_branch for a in matrix.gpu_architectures if cc in a.compute_capabilities]
+        if last and last[0] and vtuple(version)[0] > int(last[0]):
+            return False
     return True
 
 
