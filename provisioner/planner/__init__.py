@@ -20,9 +20,11 @@ Rules, in order:
    on a build server, no GPU, no Python) are not rejected on: they become notes. A host no candidate runs on
    gets NoCompatiblePlan with every reason, and for a GPU no build has code for, the build that has it or the
    source build that would.
-3. Of the candidates that run on every host: the newest release; within it, the build whose CUDA/cuDNN
-   majors match libraries already present (torch's NVIDIA wheels, system libraries), then the PyPI build,
-   then the newest CUDA.
+3. Of the candidates that run on every host: a build whose wheels were read to hold code for every GPU over one
+   judged by its CUDA release alone (said in its Why, with the newest read build that has the code); then the
+   newest release (the newest candidate's reason for losing is one line of the plan's reasons); within it, the
+   build whose CUDA/cuDNN majors match libraries already present (torch's NVIDIA wheels, system libraries), then
+   the PyPI build, then the newest CUDA.
 4. NVIDIA library wheels are pinned exactly (already-installed versions first, then the newest versions
    whose CUDA minor the driver supports), among the versions with a wheel for every host's platform; a
    build whose needed library has no wheel at all for a host's platform does not run there (rule 2);
