@@ -157,6 +157,7 @@ SYMPTOMS = {
     "not-installed": "onnxruntime not installed",
     "no-wheel": "no wheel for the platform",
     "out-of-memory": "out of memory",
+    "force-ptx-jit": "CUDA_FORCE_PTX_JIT set",
     "node-failed": "a CUDA kernel failed while running a node",
     "nodes-on-cpu": "nodes assigned to the CPU",
     "gpu-slower": "the GPU said to be slower",
@@ -189,7 +190,7 @@ def paste_next(ev: LogEvidence) -> tuple[str, ...]:
 
 _DRIVER_WORDS = re.compile(
     r"nvidia|driver|gpu|geforce|rtx|gtx|quadro|tesla|titan|radeon|intel|amd|rocm|device|smi|cuda|nvml|docker|"
-    r"container|显卡|驱动|\b[abhklmptv]\d{1,3}\b|gb200|gh200"
+    r"only (?:with|on) (?:the )?cpu|container|显卡|驱动|\b[abhklmptv]\d{1,3}\b|gb200|gh200"
 )
 _PACKAGE_WORDS = re.compile(
     r"onnx|ort|wheel|platform|pip|install|tensorrt|module|requirement|\buv\b|conda|distribution|version|package|"
@@ -854,6 +855,7 @@ _SYMPTOMS = (
     (P.PROVIDER_FAILED_SAID, "provider-failed", ("provider", " ep")),
     (P.NODES_ON_CPU_SAID, "nodes-on-cpu", ("cpu", "provider", " ep")),
     (P.OOM, "out-of-memory", ("memory", "alloc", "显存")),
+    (P.FORCE_PTX_JIT, "force-ptx-jit", ("force_ptx",)),
     (P.CONTEXT, "context-conflict", ("handle", "pycuda", "context")),
     (P.CUDNN_STATUS, "cudnn-status", ("cudnn",)),
     (P.NODES_ON_CPU, "nodes-on-cpu", ("node", "kernel not found")),

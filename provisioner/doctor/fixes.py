@@ -239,6 +239,13 @@ FIXES: dict[str, FixText] = {
 }
 
 
+# unsupported-gpu-arch where CUDA_FORCE_PTX_JIT=1 is the cause (the live facts, or a log that shows it)
+UNSET_PTX_JIT = (
+    "unset CUDA_FORCE_PTX_JIT (`unset CUDA_FORCE_PTX_JIT` in the shell, or remove it from the service's environment): "
+    "the driver then runs the wheels' compiled kernels"
+)
+
+
 def gpu_code_fix(matrix: Matrix, cc: str, platform: str, python: str) -> str:
     """What runs on compute capability `cc`: the newest build whose `platform` wheels hold code for it (a matrix
     query), else a source build for it."""

@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from provisioner.doctor.factrules import HIDDEN_VALUES, driver_findings, driver_vs_build, library_code, package_findings
-from provisioner.doctor.fixes import Fixes, gpu_code_fix
+from provisioner.doctor.fixes import UNSET_PTX_JIT, Fixes, gpu_code_fix
 from provisioner.doctor.rules import analyze_log
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
@@ -195,6 +195,8 @@ def gpu_code_findings(facts: HostFacts, dist: OrtDist, matrix: Matrix, fixes: Fi
     if build is None or code is None:
         return []
     found = []
+    if forced_ptx_jit(facts.environment.cuda_force_ptx_jit):
+        found += _ptx_only_findings(facts, dist, code)
     for gpu in facts.visible_gpus:
         cc = gpu.compute_capability
         if not cc or any(gpu_code_for(code[0], code[1], cc)):
@@ -215,6 +217,37 @@ def gpu_code_findings(facts: HostFacts, dist: OrtDist, matrix: Matrix, fixes: Fi
     return found[:1]
 
 
+def forced_ptx_jit(value: str | None) -> bool:
+    """CUDA_FORCE_PTX_JIT set to a value the driver honours (any but empty and "0"): it then ignores the compiled
+    kernels (cubins) of every library and JIT-compiles PTX; code with no PTX for the GPU cannot run."""
+    return value is not None and value.strip() not in ("", "0")
+
+
+def _ptx_only_findings(facts: HostFacts, dist: OrtDist, code: tuple[tuple[str, ...], tuple[str, ...]]) -> list[Finding]:
+    """With CUDA_FORCE_PTX_JIT=1 only the wheels' PTX counts: a visible GPU with no PTX it may JIT fails (cuBLAS's
+    handle first, `CUBLAS failure 14 ... cublasCreate`, else "no kernel image"), although its kernels are there."""
+    for gpu in facts.visible_gpus:
+        cc = gpu.compute_capability
+        if not cc or gpu_code_for((), code[1], cc)[1]:
+            continue
+        return [
+            Finding(
+                "unsupported-gpu-arch",
+                "error",
+                f"CUDA_FORCE_PTX_JIT={facts.environment.cuda_force_ptx_jit} makes the driver ignore compiled kernels, "
+                f"and onnxruntime-gpu {dist.version} holds no PTX the {gpu.name or 'GPU'} (compute capability {cc}) "
+                "may JIT: its CUDA provider fails (cuBLAS first: 'CUBLAS failure 14 ... cublasCreate', or 'no kernel "
+                "image is available')",
+                (
+                    f"CUDA_FORCE_PTX_JIT={facts.environment.cuda_force_ptx_jit} in the environment",
+                    f"onnxruntime-gpu {dist.version} {facts.platform.tag} wheels: {code_summary(code[0], code[1])}",
+                ),
+                UNSET_PTX_JIT,
+            )
+        ]
+    return []
+
+
 def _with_gpu_code_fix(finding: Finding, facts: HostFacts, matrix: Matrix, python: str) -> Finding:
     """A "no kernel image" from a log or the live session, on a host whose GPU is known: the fix names the build
     that holds code for that GPU (the log rules alone know no compute capability)."""
@@ -226,6 +259,9 @@ def _with_gpu_code_fix(finding: Finding, facts: HostFacts, matrix: Matrix, pytho
         if g.compute_capability
     ):
         return finding  # the driver cannot run this GPU: no build's code helps (driver_gpu_findings says which driver)
+    if forced_ptx_jit(facts.environment.cuda_force_ptx_jit):  # another build would not help: the variable is the cause
+        fix = finding.fix if finding.fix.startswith("unset ") else UNSET_PTX_JIT
+        return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
     cc = next((g.compute_capability for g in facts.visible_gpus if g.compute_capability), None)
     if cc is None or finding.fix.startswith("onnxruntime-gpu "):
         return finding

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from provisioner.doctor import patterns as P
 from provisioner.doctor.case import Case, version_major
 from provisioner.doctor.factrules import HIDDEN_VALUES, package_findings
-from provisioner.doctor.fixes import gpu_code_fix
+from provisioner.doctor.fixes import UNSET_PTX_JIT, gpu_code_fix
 from provisioner.findings import Finding
 from provisioner.matrix.query import newest_cuda_for_driver
 from provisioner.versions import vtuple
@@ -787,10 +787,32 @@ def unsupported_gpu_arch(c: Case) -> list[Finding]:
         found.append(
             c.finding("unsupported-gpu-arch", title, (c.errors["cudaErrorNoKernelImageForDevice"], *ev.gpu_lines[:2]))
         )
-    for status in ("CUBLAS_STATUS_INTERNAL_ERROR", "CUBLAS_STATUS_ARCH_MISMATCH"):
-        if status in c.cublas:
-            title = f"cuBLAS fails ({status}): its first call fails on a GPU the build has no kernels for ({named})"
-            found.append(c.finding("unsupported-gpu-arch", title, (c.cublas[status], *ev.gpu_lines[:2])))
+    forced = ev.signal("force-ptx-jit")
+    if "CUBLAS_STATUS_ARCH_MISMATCH" in c.cublas:
+        title = f"cuBLAS fails (CUBLAS_STATUS_ARCH_MISMATCH): the build has no code for {named}"
+        found.append(
+            c.finding("unsupported-gpu-arch", title, (c.cublas["CUBLAS_STATUS_ARCH_MISMATCH"], *ev.gpu_lines[:2]))
+        )
+    if "CUBLAS_STATUS_INTERNAL_ERROR" in c.cublas and not _out_of_memory_lines(c):
+        # status 14 at cuBLAS's first call (cublasCreate) means cuBLAS could not start on the device: most often no
+        # code the GPU may run (a GPU newer than the build; CUDA_FORCE_PTX_JIT=1 with a wheel without PTX); a full
+        # GPU memory gives it too, and then the log shows the memory (gpu-out-of-memory is read instead)
+        if forced:
+            title = (
+                "cuBLAS cannot start (CUBLAS_STATUS_INTERNAL_ERROR) with CUDA_FORCE_PTX_JIT set: the driver ignores "
+                f"the compiled kernels and the build holds no PTX for {named}"
+            )
+        else:
+            title = (
+                f"cuBLAS cannot start (CUBLAS_STATUS_INTERNAL_ERROR): most often the build has no code {named} may "
+                "run (or CUDA_FORCE_PTX_JIT=1 is set); a GPU whose memory is already full fails so too"
+            )
+        lines = (c.cublas["CUBLAS_STATUS_INTERNAL_ERROR"], *((forced.line,) if forced else ()), *ev.gpu_lines[:2])
+        found.append(c.finding("unsupported-gpu-arch", title, lines))
+    if "cudaErrorNoKernelImageForDevice" in c.errors and forced:
+        found[0] = c.finding(
+            "unsupported-gpu-arch", found[0].title + " (CUDA_FORCE_PTX_JIT is set)", (*found[0].evidence, forced.line)
+        )
     if "cudaErrorNoDevice" in c.errors and (old := _old_gpu(c)):
         title = f"the {old.name} (compute capability {old.compute_capability}) is not supported by this build's CUDA"
         found.append(c.finding("unsupported-gpu-arch", title, (c.errors["cudaErrorNoDevice"], *ev.gpu_lines[:2])))
@@ -799,7 +821,7 @@ def unsupported_gpu_arch(c: Case) -> list[Finding]:
     if torch := ev.signal("torch-arch"):
         title = f"the GPU's architecture is newer than the builds beside it know ({named}): torch says so"
         found.append(c.finding("unsupported-gpu-arch", title, (torch.line, *ev.gpu_lines[:1])))
-    fix = arch_fix(c)
+    fix = UNSET_PTX_JIT if forced else arch_fix(c)
     return [Finding(f.code, f.severity, f.title, f.evidence, fix or f.fix) for f in found]
 
 
@@ -829,13 +851,18 @@ def gpu_provider_failed(c: Case) -> list[Finding]:
     return [c.finding("gpu-provider-failed", title, ev.lines("provider-failed"))]
 
 
-def gpu_out_of_memory(c: Case) -> list[Finding]:
-    ev = c.ev
-    lines = ev.lines("out-of-memory") + tuple(
+def _out_of_memory_lines(c: Case) -> tuple[str, ...]:
+    return c.ev.lines("out-of-memory") + tuple(
         line
         for name, line in (*c.errors.items(), *c.cublas.items())
         if name in ("cudaErrorMemoryAllocation", "CUBLAS_STATUS_ALLOC_FAILED")
     )
+
+
+def gpu_out_of_memory(c: Case) -> list[Finding]:
+    lines = _out_of_memory_lines(c)
+    if lines and "CUBLAS_STATUS_INTERNAL_ERROR" in c.cublas:  # cuBLAS could not start in a full GPU memory
+        lines = (*lines, c.cublas["CUBLAS_STATUS_INTERNAL_ERROR"])
     return [c.finding("gpu-out-of-memory", "the GPU ran out of memory", lines)] if lines else []
 
 

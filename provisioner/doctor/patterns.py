@@ -560,6 +560,8 @@ DRIVER_ABSENT = _compile(
     r"(?:do not|don't|doesn't|does not) have an? (?:NVIDIA |CUDA[- ]capable )?(?:GPU|graphics card)|"
     r"(?:no|without a) (?:dedicated |discrete )?(?:NVIDIA )?GPU (?:on|in) (?:this|my|the) (?:machine|computer|laptop|"
     r"server|host)|"
+    # the user runs the program on the CPU alone, in the first person ("I am using A1111 only with CPU")
+    r"\bI(?: am|'m)? (?:only )?(?:using|use|run|running)\b[^\n.,]{0,40}? only (?:with|on) (?:the |a |my )?CPU\b|"
     # nvidia-smi cannot run, NVML or the kernel driver not loaded
     r"(?:unable to|can'?t|cannot|could not|couldn'?t|not able to) (?:use|run|find|execute|call|start) "
     r"[`'\"]?nvidia-smi|"
@@ -712,7 +714,8 @@ FORK = _compile(r"\bmultiprocessing\b|\bos\.fork\(|\bfork\(\)|\bProcess\(target=
 # a CUDA provider kernel failed while running a node (the provider loaded, one of its kernels failed)
 NODE_FAILED = _compile(
     r"(?:Non-zero status code returned while running|while running) \w{1,60} node[^\n]{0,300}"
-    r"(?:CUDA (?:failure|error)|CUDNN (?:failure|error)|CUDNN_STATUS|CUBLAS (?:failure|error)|CUBLAS_STATUS|cuda_call)",
+    r"(?:CUDA (?:failure|error)|CUDNN(?:_FE)? (?:failure|error)|CUDNN_STATUS|CUBLAS (?:failure|error)|CUBLAS_STATUS|"
+    r"cuda_call)",
     re.I,
 )
 # differences stated at the fourth decimal place or later, or as 1e-5 and smaller: float rounding, not a wrong result
@@ -755,8 +758,11 @@ AUTOUPDATE_FAILED = _compile(
 )
 # a CUDA, cuBLAS or cuDNN call of ONNX Runtime's CUDA provider failed (any status; the rules name the known ones)
 CUDA_CALL_ERROR = _compile(
-    r"cuda_call\.cc|CudaCall|(?:CUDA|CUBLAS|CUDNN|CUFFT|CURAND) failure \d|(?:CUDNN|CUBLAS) error executing", re.I
+    r"cuda_call\.cc|CudaCall|(?:CUDA|CUBLAS|CUDNN(?:_FE)?|CUFFT|CURAND) failure \d|(?:CUDNN|CUBLAS) error executing",
+    re.I,
 )
+# CUDA_FORCE_PTX_JIT set (not 0): the driver ignores compiled kernels and JIT-compiles PTX only
+FORCE_PTX_JIT = _compile(r"CUDA_FORCE_PTX_JIT\s{0,3}=\s{0,3}[\"']?[1-9]", re.I)
 # a session could not be initialised (its providers' set-up failed)
 INIT_FAILED = _compile(r"Exception during initialization|cudnnCreate|cublasCreate", re.I)
 CONTAINER_TOOLKIT = _compile(r"nvidia-container-cli|nvidia-container-runtime|OCI runtime create failed", re.I)

@@ -246,7 +246,8 @@ def agreement(kind: str, result: dict[str, Any], count: int) -> str:
         head += f" ({shown}{', ...' if len(result['differ']) > 4 else ''})"
     verdict = "agrees" if check["agrees"] else "CHANGES"
     return (
-        f"{head}; tune's check: {verdict} ({check['share_past']:.3%} past tolerance, max |diff| {check['max_abs']:.3g})"
+        f"{head}; tune's check: {verdict} ({check['share_past']:.3%} past tolerance, "
+        f"max abs diff {check['max_abs']:.3g})"
     )
 
 

@@ -554,3 +554,18 @@ def test_a_gpu_no_release_holds_code_for_gets_the_source_build():
 
     fix = gpu_code_fix(load_matrix(use_cache=False), "8.0", "linux-aarch64", PY)
     assert "CMAKE_CUDA_ARCHITECTURES=80" in fix
+
+
+def test_cuda_force_ptx_jit_leaves_only_the_wheels_ptx_and_the_fix_unsets_it():
+    # the H100 session 5 capture (docs/gpu/h100-s5-no-kernel-2-plain-force-ptx.txt): CUDA_FORCE_PTX_JIT=1 makes the
+    # driver ignore the compiled kernels; the 1.31.1 wheel has sm_90a but no PTX, so cublasCreate fails (status 14)
+    forced = host(environment=RuntimeEnvironment(cuda_force_ptx_jit="1"))
+    found = [f for f in diagnose(forced) if f.code == "unsupported-gpu-arch"]
+    assert len(found) == 1 and found[0].severity == "error"
+    assert "CUDA_FORCE_PTX_JIT=1" in found[0].title and "no PTX" in found[0].title
+    assert found[0].fix.startswith("unset CUDA_FORCE_PTX_JIT")
+    assert "CUDA_FORCE_PTX_JIT=1 in the environment" in found[0].evidence
+    for harmless in ("0", ""):  # the driver honours the variable only when set to a non-zero value
+        assert "unsupported-gpu-arch" not in codes(
+            diagnose(host(environment=RuntimeEnvironment(cuda_force_ptx_jit=harmless)))
+        )

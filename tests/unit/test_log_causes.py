@@ -412,3 +412,60 @@ def test_the_driver_container_and_install_in_prose(text: str, code: str):
 )
 def test_the_two_packages_in_prose(text: str, code: str):
     assert first(text) == code
+
+
+# --- third round: cuBLAS that cannot start, cuDNN's frontend, a machine run on the CPU alone ----------------------
+
+_CUBLAS_14 = (
+    "Exception during initialization: cuda_call.cc:146 CudaCall CUBLAS failure 14: an internal operation failed ; "
+    "GPU=0 ; hostname=box ; file=cuda_execution_provider.cc ; line=245 ; expr=cublasCreate(&cublas_handle_);"
+)
+
+
+def _findings(text: str) -> list:
+    return analyze_log(text, matrix=MATRIX)
+
+
+def test_cublas_that_cannot_start_is_read_with_what_else_the_log_shows():
+    # status 14 (CUBLAS_STATUS_INTERNAL_ERROR; cuBLAS 12+ prints "an internal operation failed") at cublasCreate:
+    # alone it is most often no code the GPU may run, said as likely, with the other causes named
+    alone = _findings(_CUBLAS_14)
+    assert alone[0].code == "unsupported-gpu-arch"
+    assert "most often" in alone[0].title and "memory" in alone[0].title
+    # the same failure where the log shows the GPU's memory full: that is the cause
+    full = _findings("nvidia-smi: 23900MiB / 24576MiB\nCUDA out of memory. Tried to allocate 2.00 GiB\n" + _CUBLAS_14)
+    assert full[0].code == "gpu-out-of-memory"
+    assert "unsupported-gpu-arch" not in [f.code for f in full]
+    # with CUDA_FORCE_PTX_JIT=1 shown, the driver ignores the kernels: the fix unsets it, no other build is proposed
+    forced = _findings("$ export CUDA_FORCE_PTX_JIT=1\n" + _CUBLAS_14)
+    assert forced[0].code == "unsupported-gpu-arch" and "CUDA_FORCE_PTX_JIT" in forced[0].title
+    assert forced[0].fix.startswith("unset CUDA_FORCE_PTX_JIT")
+    no_image = _findings(
+        "CUDA_FORCE_PTX_JIT=1 python run.py\nStatus Message: CUDA error cudaErrorNoKernelImageForDevice:no kernel "
+        "image is available for execution on the device"
+    )
+    assert no_image[0].fix.startswith("unset CUDA_FORCE_PTX_JIT")
+    assert first("CUDA_FORCE_PTX_JIT=0\n" + _CUBLAS_14) == "unsupported-gpu-arch"
+    assert "unset" not in _findings("CUDA_FORCE_PTX_JIT=0\n" + _CUBLAS_14)[0].fix
+
+
+def test_cudnn_frontend_failing_in_a_node_is_the_provider_failing_at_run_time():
+    # cuDNN 9's graph API (ONNX Runtime's Conv) reports CUDNN_FE failures: the provider loaded, a kernel failed
+    text = (
+        "Non-zero status code returned while running Conv node. Name:'stem' Status Message: CUDNN_FE failure 11: "
+        "CUDNN_BACKEND_API_FAILED ; GPU=0 ; file=conv.cc ; expr=s_.cudnn_fe_graph->execute(handle, pack, ws);"
+    )
+    assert first(text) == "gpu-provider-failed"
+
+
+@pytest.mark.parametrize(
+    "said", ["I am using the webui only with CPU.", "I'm running ComfyUI only on the CPU", "I use it only with CPU"]
+)
+def test_cuda_35_on_a_machine_the_user_runs_on_the_cpu_alone_is_no_driver(said: str):
+    failure = (
+        "CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version ; "
+        "expr=cudaSetDevice(info_.device_id);"
+    )
+    assert first(said + "\n" + failure) == "no-driver"
+    # a program said to run only on the CPU is no machine without a GPU
+    assert first("onnxruntime runs only on the CPU\n" + failure) == "driver-too-old"
