@@ -24,7 +24,7 @@ class ProviderLibrary:
     # the TensorRT provider: TensorRT libraries its string tables name that it does not link (libnvinfer_plugin.so.10,
     # opened when needed; libnvinfer.so.8 in 1.11-1.15, which onnxruntime's Python package preloads)
     opens: tuple[str, ...] = ()
-    # libraries onnxruntime's Python package loads by name for this provider at import (`_ld_preload.py`, 1.11-1.15
+    # libraries onnxruntime's Python package loads by name for this provider on start (`_ld_preload.py`, 1.11-1.15
     # Linux: patchelf emptied the provider's DT_NEEDED of them); part of what the provider needs from the loader
     preloads: tuple[str, ...] = ()
 
