@@ -18,7 +18,14 @@ from provisioner.doctor.rules import analyze_log
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
 from provisioner.findings import Finding, merge_findings
-from provisioner.matrix.query import build_gpu_code, builds_for, code_summary, common_libraries, gpu_code_for
+from provisioner.matrix.query import (
+    build_gpu_code,
+    builds_for,
+    code_summary,
+    common_libraries,
+    driver_gpu_gap,
+    gpu_code_for,
+)
 from provisioner.plan import LOADER_HOOK, Plan, step_argv
 from provisioner.versions import major
 
@@ -104,6 +111,8 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
                     fixes.for_code("gpu-hidden"),
                 )
             )
+    if matrix is not None:
+        found += driver_gpu_findings(facts, matrix, fixes)
     ort = facts.onnxruntime
     gpu_dists = [d for d in ort if d.is_gpu]
     cpu_dists = [d for d in ort if d.name == "onnxruntime"]
@@ -139,6 +148,34 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
     if gpu is not None and not proven:
         found += _library_findings(facts, gpu, fixes, _needed_libraries(gpu, matrix))
     return found
+
+
+def driver_gpu_findings(facts: HostFacts, matrix: Matrix, fixes: Fixes) -> list[Finding]:
+    """A driver that cannot run the host's GPU at all, whatever build is installed (the planner's rule 0,
+    matrix/query.driver_gpu_gap): driver-too-old when its CUDA predates the GPU, unsupported-gpu-arch when its
+    branch dropped the GPU's architecture."""
+    driver = facts.driver
+    if not driver.present or not (driver.version or driver.cuda_version):
+        return []
+    windows = facts.platform.os == "windows"
+    for gpu in facts.visible_gpus or facts.gpus:
+        cc = gpu.compute_capability
+        gap = driver_gpu_gap(matrix, cc, driver.version, driver.cuda_version, windows) if cc else None
+        if gap is None:
+            continue
+        code = "driver-too-old" if gap.kind == "too-old" else "unsupported-gpu-arch"
+        has = f"driver {driver.version or '?'}" + (f" (CUDA {driver.cuda_version})" if driver.cuda_version else "")
+        return [
+            Finding(
+                code,
+                "error",
+                f"the {has} cannot run the {gpu.name or 'GPU'} (compute capability {cc}), whatever onnxruntime is "
+                f"installed",
+                (f"GPU {gpu.index}: {gpu.name or '?'}, compute capability {cc}", f"{has}: {gap.why}"),
+                f"install {gap.needed} (or use a newer GPU); then {fixes.plan} plans for it",
+            )
+        ]
+    return []
 
 
 def installed_build(matrix: Matrix, dist: OrtDist) -> OrtBuild | None:
@@ -216,6 +253,12 @@ def _with_gpu_code_fix(finding: Finding, facts: HostFacts, matrix: Matrix, pytho
     that holds code for that GPU (the log rules alone know no compute capability)."""
     if finding.code != "unsupported-gpu-arch" or "build onnxruntime from source" in finding.fix:
         return finding
+    if any(
+        driver_gpu_gap(matrix, g.compute_capability, facts.driver.version, facts.driver.cuda_version)
+        for g in facts.visible_gpus or facts.gpus
+        if g.compute_capability
+    ):
+        return finding  # the driver cannot run this GPU: no build's code helps (driver_gpu_findings says which driver)
     if forced_ptx_jit(facts.environment.cuda_force_ptx_jit):  # another build would not help: the variable is the cause
         fix = finding.fix if finding.fix.startswith("unset ") else UNSET_PTX_JIT
         return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
