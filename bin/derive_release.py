@@ -396,13 +396,26 @@ def _feed_like_pypi(build: OrtBuild, derived: dict[str, OrtBuild]) -> OrtBuild:
     return replace(build, platforms=platforms)
 
 
+def _keep_cross_checks(build: OrtBuild, recorded: OrtBuild | None) -> OrtBuild:
+    """A re-derived build keeps the cuobjdump verdicts recorded before (a run without --cross-check has none)."""
+    if recorded is None:
+        return build
+    platforms = []
+    for p in build.platforms:
+        before = recorded.wheel_platform(p.platform)
+        keep = p.cross_check is None and before is not None and before.sha256 == p.sha256
+        platforms.append(replace(p, cross_check=before.cross_check) if keep and before else p)
+    return replace(build, platforms=tuple(platforms))
+
+
 def write_builds(existing: list[OrtBuild], derived: dict[str, OrtBuild]) -> None:
     """Replace the PyPI builds that were derived, keep the rest (feed builds), sorted newest first."""
     import yaml
 
     data = load_yaml("onnxruntime-gpu.yaml")
     kept = [_feed_like_pypi(b, derived) for b in existing if b.index_url is not None or b.ort_version not in derived]
-    merged = kept + list(derived.values())
+    recorded = {b.ort_version: b for b in existing if b.index_url is None}
+    merged = kept + [_keep_cross_checks(b, recorded.get(v)) for v, b in derived.items()]
     merged.sort(key=build_order, reverse=True)
     header = (DATA / "onnxruntime-gpu.yaml").read_text(encoding="utf-8").split("schema_version:")[0]
     data["builds"] = [plain_record(b) for b in merged]

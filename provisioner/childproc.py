@@ -10,6 +10,7 @@ The standalone programs answer with JSON messages (provisioner/standalone/protoc
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
+GIST_CHARS = 200  # the most of a dead child's stderr that an error line carries
+# the line that names a Python error: `ModuleNotFoundError: No module named 'numpy'`, `SyntaxError: ...`, `MemoryError`
+_PYTHON_ERROR = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::|$)")
 PIPE = subprocess.PIPE
 STDOUT = subprocess.STDOUT
 DEVNULL = subprocess.DEVNULL
@@ -53,6 +57,17 @@ class Ended:
     def answer(self) -> dict | None:
         """The last JSON message the child sent (provisioner/standalone/protocol.py), None when it sent none."""
         return protocol.last(self.stdout)
+
+
+def stderr_gist(stderr: str) -> str:
+    """The line of a child's stderr that says why it ended without an answer: a Python error's own line (the last
+    one: a traceback ends with it), else the first line (a shell's, a shim's or the loader's own message, whose
+    later lines are advice: `pyenv: python3.12: command not found`, then what pyenv suggests); at most GIST_CHARS
+    characters; "" when it wrote nothing."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if _PYTHON_ERROR.match(line)]
+    gist = errors[-1] if errors else (lines[0] if lines else "")
+    return gist if len(gist) <= GIST_CHARS else gist[: GIST_CHARS - 3] + "..."
 
 
 def python_env(base: dict[str, str] | None = None, **extra: str) -> dict[str, str]:

@@ -182,8 +182,9 @@ def main(argv: list[str] | None = None) -> None:
         raise
     except BaseException as exc:  # noqa: BLE001 - the one path from an exception to an exit code
         from provisioner.commands.exits import exit_code
+        from provisioner.commands.options import asks_for_json
 
-        as_json = "--json" in args or "--format=json" in args
+        as_json = asks_for_json(args)
         sys.exit(exit_code(exc, as_json=as_json, commands=COMMANDS_AND_GROUPS, args=args))
     sys.exit(code if isinstance(code, int) else 0)
 

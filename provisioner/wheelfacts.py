@@ -178,6 +178,55 @@ def elf_needed_sonames(prefix: bytes) -> tuple[str, ...] | None:
     return tuple(sorted({name for name in names if not is_system_library(name)}))
 
 
+LD_PRELOAD = "onnxruntime/capi/_ld_preload.py"
+_UNAVAILABLE = re.compile(r"^ORT_([A-Z]+)_UNAVAILABLE$")
+
+
+def parse_ld_preload(text: str) -> dict[str, tuple[str, ...]]:
+    """provider -> the libraries onnxruntime's `_ld_preload.py` loads by name at import for it (1.11-1.15 Linux
+    wheels, whose provider libraries lost those DT_NEEDED entries to patchelf): each `try:` block's
+    `CDLL("libcublas.so.11", ...)` calls, the provider named by the `ORT_<PROVIDER>_UNAVAILABLE` its `except` sets.
+    Empty where the file preloads nothing (1.16 onwards) or cannot be parsed."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        names = [
+            call.args[0].value
+            for statement in node.body
+            for call in ast.walk(statement)
+            if isinstance(call, ast.Call)
+            and getattr(call.func, "id", None) == "CDLL"
+            and call.args
+            and isinstance(call.args[0], ast.Constant)
+            and isinstance(call.args[0].value, str)
+        ]
+        flags = [
+            match.group(1).lower()
+            for handler in node.handlers
+            for item in ast.walk(handler)
+            if isinstance(item, ast.Constant) and isinstance(item.value, str)
+            for match in [_UNAVAILABLE.match(item.value)]
+            if match
+        ]
+        if names and flags:
+            found[flags[0]] = tuple(dict.fromkeys(found.get(flags[0], ()) + tuple(names)))
+    return found
+
+
+def read_ld_preload(source: RangeSource) -> dict[str, tuple[str, ...]]:
+    """`parse_ld_preload` of the wheel's `_ld_preload.py` (a few KB by range requests); {} where it has none."""
+    entries = central_directory(source)
+    entry = entries.get(LD_PRELOAD)
+    if entry is None:
+        return {}
+    return parse_ld_preload(read_member(source, entry, 1_000_000).decode("utf-8", "replace"))
+
+
 def read_wheel_facts(source: RangeSource, read_libraries: bool = True) -> WheelFacts:
     """Read build info, METADATA, __init__.py and (optionally) the provider libraries' sonames."""
     entries = central_directory(source)
@@ -239,6 +288,7 @@ class ProviderRead:
     ptx: tuple[str, ...]  # compute_90 ...
     notes: tuple[str, ...] = ()
     opens: tuple[str, ...] = ()  # the TensorRT provider: TensorRT libraries it names and does not link
+    preloads: tuple[str, ...] = ()  # what `_ld_preload.py` loads by name for it at import (parse_ld_preload)
 
 
 def read_provider(source: RangeSource, entry: ZipEntry, provider: str) -> ProviderRead:

@@ -217,9 +217,26 @@ def refuse_given(given: list[str], saved: str) -> None:
 
 
 def wants_json(values: dict[str, Any]) -> bool:
-    """--json, or plan's --format json (--json beside another --format is refused, in text)."""
-    fmt = values.get("fmt")
-    return fmt == "json" or (bool(values.get("json_output")) and fmt in (None, "text"))
+    """--json, or plan's --format json: the result, and any error (a value refused by its check, --json beside
+    another --format), is JSON on stdout (docs/json.md)."""
+    return bool(values.get("json_output")) or values.get("fmt") == "json"
+
+
+def json_in_args(args: list[str], json_flags: Collection[str], format_flags: Collection[str]) -> bool:
+    """Whether the command line asks for JSON (`wants_json`, read from the words, for an error of the parser
+    before any value is known): a flag of `json_flags`, or JSON named by a flag of `format_flags` (`--format
+    json`, `--format=json`, `-f json`, `-fjson`); words after `--` are arguments."""
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return False
+        if arg in json_flags:
+            return True
+        following = args[index + 1] if index + 1 < len(args) else None
+        for flag in format_flags:
+            joined = flag + ("=" if flag.startswith("--") else "")
+            if (arg == flag and following == "json") or arg == f"{joined}json":
+                return True
+    return False
 
 
 def typer_command(

@@ -27,6 +27,7 @@ from provisioner.commands.declare import (
     checked_planning,
     flag_labels,
     flags_given,
+    json_in_args,
     refuse_given,
     typer_command,
 )
@@ -488,6 +489,12 @@ def command(function: Callable[..., Result]) -> Callable[..., None]:
     over these declarations): the command gets checked values and returns a result object, printed with its exit
     code."""
     return typer_command(function, PLANNING, OPTIONS, planning_options)
+
+
+def asks_for_json(args: list[str]) -> bool:
+    """Whether a command line asks for JSON (--json, --format json): how cli.main says a usage error of the
+    parser, which comes before any value is checked."""
+    return json_in_args(args, OPTIONS["json_output"].flags, OPTIONS["fmt"].flags)
 
 
 __all__ = [

@@ -18,7 +18,14 @@ from provisioner.doctor.rules import analyze_log
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
 from provisioner.findings import Finding, merge_findings
-from provisioner.matrix.query import build_gpu_code, builds_for, code_summary, common_libraries, gpu_code_for
+from provisioner.matrix.query import (
+    build_gpu_code,
+    builds_for,
+    code_summary,
+    common_libraries,
+    driver_gpu_gap,
+    gpu_code_for,
+)
 from provisioner.plan import LOADER_HOOK, Plan, step_argv
 from provisioner.versions import major
 
@@ -104,6 +111,8 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
                     fixes.for_code("gpu-hidden"),
                 )
             )
+    if matrix is not None:
+        found += driver_gpu_findings(facts, matrix, fixes)
     ort = facts.onnxruntime
     gpu_dists = [d for d in ort if d.is_gpu]
     cpu_dists = [d for d in ort if d.name == "onnxruntime"]
@@ -139,6 +148,34 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
     if gpu is not None and not proven:
         found += _library_findings(facts, gpu, fixes, _needed_libraries(gpu, matrix))
     return found
+
+
+def driver_gpu_findings(facts: HostFacts, matrix: Matrix, fixes: Fixes) -> list[Finding]:
+    """A driver that cannot run the host's GPU at all, whatever build is installed (the planner's rule 0,
+    matrix/query.driver_gpu_gap): driver-too-old when its CUDA predates the GPU, unsupported-gpu-arch when its
+    branch dropped the GPU's architecture."""
+    driver = facts.driver
+    if not driver.present or not (driver.version or driver.cuda_version):
+        return []
+    windows = facts.platform.os == "windows"
+    for gpu in facts.visible_gpus or facts.gpus:
+        cc = gpu.compute_capability
+        gap = driver_gpu_gap(matrix, cc, driver.version, driver.cuda_version, windows) if cc else None
+        if gap is None:
+            continue
+        code = "driver-too-old" if gap.kind == "too-old" else "unsupported-gpu-arch"
+        has = f"driver {driver.version or '?'}" + (f" (CUDA {driver.cuda_version})" if driver.cuda_version else "")
+        return [
+            Finding(
+                code,
+                "error",
+                f"the {has} cannot run the {gpu.name or 'GPU'} (compute capability {cc}), whatever onnxruntime is "
+                f"installed",
+                (f"GPU {gpu.index}: {gpu.name or '?'}, compute capability {cc}", f"{has}: {gap.why}"),
+                f"install {gap.needed} (or use a newer GPU); then {fixes.plan} plans for it",
+            )
+        ]
+    return []
 
 
 def installed_build(matrix: Matrix, dist: OrtDist) -> OrtBuild | None:
@@ -216,6 +253,12 @@ def _with_gpu_code_fix(finding: Finding, facts: HostFacts, matrix: Matrix, pytho
     that holds code for that GPU (the log rules alone know no compute capability)."""
     if finding.code != "unsupported-gpu-arch" or "build onnxruntime from source" in finding.fix:
         return finding
+    if any(
+        driver_gpu_gap(matrix, g.compute_capability, facts.driver.version, facts.driver.cuda_version)
+        for g in facts.visible_gpus or facts.gpus
+        if g.compute_capability
+    ):
+        return finding  # the driver cannot run this GPU: no build's code helps (driver_gpu_findings says which driver)
     if forced_ptx_jit(facts.environment.cuda_force_ptx_jit):  # another build would not help: the variable is the cause
         fix = finding.fix if finding.fix.startswith("unset ") else UNSET_PTX_JIT
         return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
@@ -349,46 +392,72 @@ def _hit_line(hit: LibraryHit) -> str:
 
 
 def _from_report(report: VerifyReport, facts: HostFacts | None, fixes: Fixes, matrix: Matrix | None) -> list[Finding]:
-    found: list[Finding] = []
+    """What the verify report shows: each failure's finding, TensorRT's, what its log explains; then what a
+    report shows whether or not it failed (a CUDA context maker beside onnxruntime, preload_dlls() needed, the
+    loader hook failed, the driver's library missing, the GPU slower than the CPU)."""
+    from provisioner.doctor.tensorrt import report_findings  # TensorRT's rules, in their own module
+
+    found = [finding for failure in report.failures for finding in _from_failure(failure, report, fixes)]
+    found += report_findings(report, fixes, matrix)
+    found += _what_the_log_adds(report, found, fixes, matrix)
+    found += _context_makers(report, fixes)
+    found += _preload_or_hook(report, fixes)
+    found += _driver_library_missing(report, facts, fixes)
+    found += _gpu_slower(report, fixes)
+    return found
+
+
+def _what_the_log_adds(
+    report: VerifyReport, found: list[Finding], fixes: Fixes, matrix: Matrix | None
+) -> list[Finding]:
+    """The findings of the report's log (its stderr, ONNX Runtime's messages, the failures' words): after a
+    failed session every one (and, while nothing `found` blocks, the library a failure names, else
+    gpu-provider-failed); otherwise only those that do not block."""
     kinds = set(report.failure_kinds)
     texts = (report.stderr, *report.ort_messages, *(f.message for f in report.failures))
     explained = analyze_log("\n".join(texts), python=fixes.python, matrix=matrix)
+    if not (kinds & {"session-failed", "cpu-fallback", "import-failed", "crashed"} and "no-driver" not in kinds):
+        return [f for f in explained if not f.blocking]
+    added = [f for f in explained if f.code != "gpu-provider-failed"]
     for failure in report.failures:
-        found += _from_failure(failure, report, fixes)
-    from provisioner.doctor.tensorrt import report_findings  # TensorRT's rules, in their own module
-
-    found += report_findings(report, fixes, matrix)
-    if kinds & {"session-failed", "cpu-fallback", "import-failed", "crashed"} and "no-driver" not in kinds:
-        found += [f for f in explained if f.code != "gpu-provider-failed"]
-        for failure in report.failures:
-            if failure.kind == "session-failed" and failure.library and not any(f.blocking for f in found):
-                found += _library_failure(failure, fixes)
-        if not any(f.blocking for f in found):
-            messages = tuple(m for m in report.ort_messages[:6]) or tuple(f.message for f in report.failures[:3])
-            found.append(
-                Finding(
-                    "gpu-provider-failed",
-                    "error",
-                    "the GPU session could not be created; ONNX Runtime fell back to the CPU",
-                    messages,
-                    fixes.for_code("gpu-provider-failed"),
-                )
-            )
-    else:
-        found += [f for f in explained if not f.blocking]
-    related = {d.name: d.version for d in (report.ort.related_dists if report.ort else ())}
-    drivers = [f"{name} {version}" for name, version in sorted(related.items()) if _CONTEXT_MAKERS.match(name)]
-    if drivers and report.provider == "cuda":
-        found.append(
+        if failure.kind == "session-failed" and failure.library and not any(f.blocking for f in (*found, *added)):
+            added += _library_failure(failure, fixes)
+    if not any(f.blocking for f in (*found, *added)):
+        messages = tuple(m for m in report.ort_messages[:6]) or tuple(f.message for f in report.failures[:3])
+        added.append(
             Finding(
-                "cuda-context-conflict",
-                "info",
-                f"{', '.join(drivers)} installed next to onnxruntime-gpu: using both in one process needs "
-                "explicit CUDA context management",
-                tuple(f"installed: {d}" for d in drivers),
-                fixes.for_code("cuda-context-conflict"),
+                "gpu-provider-failed",
+                "error",
+                "the GPU session could not be created; ONNX Runtime fell back to the CPU",
+                messages,
+                fixes.for_code("gpu-provider-failed"),
             )
         )
+    return added
+
+
+def _context_makers(report: VerifyReport, fixes: Fixes) -> list[Finding]:
+    """cuda-context-conflict: a package that makes CUDA contexts of its own installed beside onnxruntime-gpu."""
+    related = {d.name: d.version for d in (report.ort.related_dists if report.ort else ())}
+    drivers = [f"{name} {version}" for name, version in sorted(related.items()) if _CONTEXT_MAKERS.match(name)]
+    if not drivers or report.provider != "cuda":
+        return []
+    return [
+        Finding(
+            "cuda-context-conflict",
+            "info",
+            f"{', '.join(drivers)} installed next to onnxruntime-gpu: using both in one process needs "
+            "explicit CUDA context management",
+            tuple(f"installed: {d}" for d in drivers),
+            fixes.for_code("cuda-context-conflict"),
+        )
+    ]
+
+
+def _preload_or_hook(report: VerifyReport, fixes: Fixes) -> list[Finding]:
+    """How the libraries were found: only after preload_dlls() (library-not-on-path), or not by ortprov's loader
+    hook, which failed (loader-hook-failed)."""
+    found = []
     if report.preload_required:
         found.append(
             Finding(
@@ -412,28 +481,34 @@ def _from_report(report: VerifyReport, facts: HostFacts | None, fixes: Fixes, ma
                 fixes.for_code("loader-hook-failed"),
             )
         )
-    if report.static is not None:
-        for lib in report.static.libraries:
-            if lib.status == "driver-missing" and facts is not None and facts.driver.present:
-                found.append(
-                    Finding(
-                        "no-driver",
-                        "error",
-                        f"{lib.soname} (the driver's CUDA library) is not found",
-                        (f"{lib.soname}: not found by the loader",),
-                        fixes.for_code("no-driver"),
-                    )
-                )
+    return found
+
+
+def _driver_library_missing(report: VerifyReport, facts: HostFacts | None, fixes: Fixes) -> list[Finding]:
+    """no-driver: the static check found no libcuda although this host has a driver."""
+    if report.static is None or facts is None or not facts.driver.present:
+        return []
+    return [
+        Finding(
+            "no-driver",
+            "error",
+            f"{lib.soname} (the driver's CUDA library) is not found",
+            (f"{lib.soname}: not found by the loader",),
+            fixes.for_code("no-driver"),
+        )
+        for lib in report.static.libraries
+        if lib.status == "driver-missing"
+    ]
+
+
+def _gpu_slower(report: VerifyReport, fixes: Fixes) -> list[Finding]:
+    """gpu-slower-than-cpu: a check whose session ran on the GPU, slower per run than on the CPU."""
+    found = []
     for check in report.checks:
         gpu, cpu = check.gpu, check.cpu
-        if (
-            check.gpu_first
-            and gpu
-            and cpu
-            and gpu.median_run_ms
-            and cpu.median_run_ms
-            and gpu.median_run_ms > cpu.median_run_ms
-        ):
+        if not (check.gpu_first and gpu and cpu and gpu.median_run_ms and cpu.median_run_ms):
+            continue
+        if gpu.median_run_ms > cpu.median_run_ms:
             found.append(
                 Finding(
                     "gpu-slower-than-cpu",

@@ -420,11 +420,18 @@ class _Failures:
 
 def _sync(tree: Path, live: Path) -> tuple[int, list[str]]:
     """Make `live` identical to `tree` (files, symlinks, folders): (paths changed, what could not be done)."""
-    changed = 0
     failures = _Failures()
     with failures.attempt(live):
         live.mkdir(parents=True, exist_ok=True)
-    # 1. remove what the snapshot does not have, or has differently
+    changed = _remove_what_differs(tree, live, failures)
+    changed += _bring_back(tree, live, failures)
+    return changed, failures.items
+
+
+def _remove_what_differs(tree: Path, live: Path, failures: _Failures) -> int:
+    """Remove from `live` what the snapshot `tree` does not have, or has differently (the snapshot's own folder,
+    inside a conda prefix, and the lock stay): how many paths were removed."""
+    changed = 0
     for dirpath, dirnames, filenames in os.walk(live):
         here = Path(dirpath)
         rel = here.relative_to(live)
@@ -436,41 +443,45 @@ def _sync(tree: Path, live: Path) -> tuple[int, list[str]]:
             path, snap = here / name, tree / rel / name
             if here == live and name == SNAPSHOT_DIRNAME:
                 continue
-            if path.is_symlink() or not snap.is_dir() or snap.is_symlink():
-                if not (path.is_symlink() and snap.is_symlink() and os.readlink(path) == os.readlink(snap)):
-                    if path.is_symlink():
-                        with failures.attempt(path):
-                            path.unlink()
-                    else:
-                        failures.rmtree(path)
-                    changed += 1
-                continue
-            keep.append(name)
+            if not (path.is_symlink() or not snap.is_dir() or snap.is_symlink()):
+                keep.append(name)  # a folder in both: walked into
+            elif not (path.is_symlink() and snap.is_symlink() and os.readlink(path) == os.readlink(snap)):
+                if path.is_symlink():
+                    with failures.attempt(path):
+                        path.unlink()
+                else:
+                    failures.rmtree(path)
+                changed += 1
         dirnames[:] = keep
         for name in filenames:
-            path, snap = here / name, tree / rel / name
-            if path.parent == live and name == LOCK_NAME:
-                continue
-            try:
-                snap_stat = snap.lstat()
-            except FileNotFoundError:
-                with failures.attempt(path):
-                    path.unlink()
-                    changed += 1
-                continue
-            try:
-                live_stat = path.lstat()
-            except FileNotFoundError:
-                continue
-            if stat.S_ISLNK(snap_stat.st_mode) and stat.S_ISLNK(live_stat.st_mode):
-                if os.readlink(snap) == os.readlink(path):
-                    continue
-            elif _same(snap_stat, live_stat):
+            path = here / name
+            if (path.parent == live and name == LOCK_NAME) or not _file_differs(path, tree / rel / name):
                 continue
             with failures.attempt(path):
                 path.unlink()
                 changed += 1
-    # 2. bring back what is missing
+    return changed
+
+
+def _file_differs(path: Path, snap: Path) -> bool:
+    """Whether the file (or link) `path` is not what the snapshot holds at `snap` (a path gone meanwhile is not)."""
+    try:
+        snap_stat = snap.lstat()
+    except FileNotFoundError:
+        return True
+    try:
+        live_stat = path.lstat()
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(snap_stat.st_mode) and stat.S_ISLNK(live_stat.st_mode):
+        return os.readlink(snap) != os.readlink(path)
+    return not _same(snap_stat, live_stat)
+
+
+def _bring_back(tree: Path, live: Path, failures: _Failures) -> int:
+    """Put back into `live` what the snapshot `tree` has and `live` lacks (folders, links, files hard-linked or
+    copied): how many paths were put back."""
+    changed = 0
     for dirpath, dirnames, filenames in os.walk(tree):
         here = Path(dirpath)
         out = live / here.relative_to(tree)
@@ -500,4 +511,4 @@ def _sync(tree: Path, live: Path) -> tuple[int, list[str]]:
                 else:
                     _link_or_copy(src, dst)
                 changed += 1
-    return changed, failures.items
+    return changed

@@ -106,6 +106,7 @@ def check_matrix(matrix: Matrix, files: dict[str, str] = PART_FILES) -> list[Pro
     problems += _check_tensorrt(matrix, files["tensorrt"])
     problems += _check_errors(matrix, files["cuda"])
     problems += _check_gpus(matrix, files.get("gpus", "gpus.yaml"))
+    problems += _check_architectures(matrix, files["cuda"])
     problems += _check_files(matrix, files.get("files", "wheel-files.yaml"))
     return problems
 
@@ -429,4 +430,27 @@ def _check_gpus(matrix: Matrix, file: str) -> list[Problem]:
         for name in (gpu.name, *gpu.aliases):
             if not gpu_key(name):
                 problems.append(Problem(file, entry, f"{name!r} names no model (only vendor words or sizes)"))
+    return problems
+
+
+def _check_architectures(matrix: Matrix, file: str) -> list[Problem]:
+    """GPU architectures: a name and each compute capability once, like "3.7", a driver branch like "470"."""
+    problems = _duplicates(matrix.gpu_architectures, lambda a: a.name, file, "architectures")
+    problems += _duplicates(
+        [(cc, a) for a in matrix.gpu_architectures for cc in a.compute_capabilities],
+        lambda pair: pair[0],
+        file,
+        "architectures (compute capability)",
+    )
+    for i, arch in enumerate(matrix.gpu_architectures):
+        entry = f"architectures[{i}] ({arch.name})"
+        problems += _sources(file, entry, arch.sources)
+        if not arch.compute_capabilities:
+            problems.append(Problem(file, entry, "lists no compute capability"))
+        for cc in arch.compute_capabilities:
+            if not _CC.match(cc):
+                problems.append(Problem(file, entry, f"compute capability {cc!r} is not like '8.6'"))
+        branch = arch.last_driver_branch
+        if branch is not None and not re.fullmatch(r"\d{3}", branch):
+            problems.append(Problem(file, entry, f"last_driver_branch {branch!r} is not a driver branch like '470'"))
     return problems

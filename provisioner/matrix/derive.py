@@ -445,7 +445,21 @@ class PlatformContents:
 
 
 def _provider_record(read: ProviderRead) -> ProviderLibrary:
-    return ProviderLibrary(read.provider, read.needs, read.delay_loads, read.kernels, read.ptx, read.opens)
+    return ProviderLibrary(
+        read.provider, read.needs, read.delay_loads, read.kernels, read.ptx, read.opens, read.preloads
+    )
+
+
+def _preloads(item: IndexFile, open_source: Callable[[str], Any], cache: Path | None) -> dict[str, tuple[str, ...]]:
+    """provider -> what the wheel's `_ld_preload.py` loads for it (wheelfacts.read_ld_preload), cached per sha256."""
+    from provisioner.wheelfacts import read_ld_preload
+
+    key = f"{item.sha256}.preload" if item.sha256 else None
+    cached = _cached(cache, key)
+    if cached is None:
+        cached = {name: list(libs) for name, libs in read_ld_preload(open_source(item.url)).items()}
+        _store(cache, key, cached)
+    return {name: tuple(libs) for name, libs in cached.items()}
 
 
 def _provider_read(data: dict[str, Any]) -> ProviderRead:
@@ -533,8 +547,9 @@ def read_platform_contents(
             alike += 1
         else:
             notes.append(f"{name.filename}: its provider libraries hold other facts than {first_name.filename}'s")
+    preloads = _preloads(first_item, open_source, cache) if first_name.platform.startswith("linux-") else {}
     return PlatformContents(
-        providers=tuple(_provider_record(r) for r in reads),
+        providers=tuple(_provider_record(replace(r, preloads=preloads.get(r.provider, ()))) for r in reads),
         wheel=first_name.filename,
         sha256=first_item.sha256,
         wheels_alike=alike,

@@ -23,6 +23,7 @@ from provisioner.matrix.model import (
     CudaMajor,
     CudaRelease,
     DockerImage,
+    GpuArchitecture,
     GpuModel,
     LibraryWheel,
     Matrix,
@@ -42,8 +43,9 @@ if TYPE_CHECKING:
     from provisioner.matrix.check import Problem
 
 SHIPPED_COMPILED = "compiled.json"  # next to the shipped YAML, written by compile_directory()
-_COMPILED_FORMAT = 5  # 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files;
-# 5: TensorRT providers derived from the builds' wheel facts (ProviderLibrary.opens), not read from tensorrt.yaml
+_COMPILED_FORMAT = 6  # 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files;
+# 5: TensorRT providers derived from the builds' wheel facts (ProviderLibrary.opens), not read from tensorrt.yaml;
+# 6: gpu_architectures (cuda.yaml), ProviderLibrary.preloads
 _MEMO: dict[tuple[str, str, bool], Matrix] = {}
 _DATE_LINE = re.compile(r"^date:\s*['\"]?(\d{4}-\d{2}-\d{2})['\"]?\s*$", re.MULTILINE)
 
@@ -183,6 +185,7 @@ def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
         tensorrt_packages=tuple(parts["tensorrt.yaml:packages"]),
         cuda_errors=tuple(parts["cuda.yaml:errors"]),
         gpu_models=tuple(parts["gpus.yaml:gpus"]),
+        gpu_architectures=tuple(parts["cuda.yaml:architectures"]),
         wheel_files=tuple(parts["wheel-files.yaml:files"]),
         origin=origin,
     )
@@ -328,6 +331,7 @@ def _matrix_from_plain(data: dict[str, Any]) -> Matrix:
         tensorrt_packages=tuple(_record(TensorRTPackage, t) for t in data.get("tensorrt_packages", ())),
         cuda_errors=tuple(_record(CudaError, e) for e in data["cuda_errors"]),
         gpu_models=tuple(_record(GpuModel, g) for g in data.get("gpu_models", ())),
+        gpu_architectures=tuple(_record(GpuArchitecture, a) for a in data.get("gpu_architectures", ())),
         wheel_files=tuple(_record(WheelFiles, f) for f in data.get("wheel_files", ())),
         origin=data.get("origin", "shipped"),
         notices=tuple(data.get("notices", ())),

@@ -24,6 +24,9 @@ class ProviderLibrary:
     # the TensorRT provider: TensorRT libraries its string tables name that it does not link (libnvinfer_plugin.so.10,
     # opened when needed; libnvinfer.so.8 in 1.11-1.15, which onnxruntime's Python package preloads)
     opens: tuple[str, ...] = ()
+    # libraries onnxruntime's Python package loads by name for this provider on start (`_ld_preload.py`, 1.11-1.15
+    # Linux: patchelf emptied the provider's DT_NEEDED of them); part of what the provider needs from the loader
+    preloads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -243,6 +246,16 @@ class GpuModel:
 
 
 @dataclass(frozen=True)
+class GpuArchitecture:
+    """An NVIDIA GPU architecture's compute capabilities and the last driver branch that runs them."""
+
+    name: str  # "Kepler"
+    compute_capabilities: tuple[str, ...]  # discrete GPUs', "3.5", "3.7"
+    sources: tuple[str, ...]
+    last_driver_branch: str | None = None  # "470"; None: no branch has dropped it yet
+
+
+@dataclass(frozen=True)
 class Matrix:
     """All the knowledge, loaded and validated."""
 
@@ -258,6 +271,7 @@ class Matrix:
     tensorrt_packages: tuple[TensorRTPackage, ...] = ()
     cuda_errors: tuple[CudaError, ...] = ()
     gpu_models: tuple[GpuModel, ...] = ()
+    gpu_architectures: tuple[GpuArchitecture, ...] = ()
     wheel_files: tuple[WheelFiles, ...] = ()
     origin: str = "shipped"  # shipped | a cache path
     notices: tuple[str, ...] = ()  # why a cached copy was not used, for the CLI to show
@@ -266,7 +280,12 @@ class Matrix:
 # The data's layout: file name -> (top-level key, record type); cuda.yaml has three lists.
 FILES: dict[str, tuple[tuple[str, type], ...]] = {
     "onnxruntime-gpu.yaml": (("builds", OrtBuild),),
-    "cuda.yaml": (("releases", CudaRelease), ("majors", CudaMajor), ("errors", CudaError)),
+    "cuda.yaml": (
+        ("releases", CudaRelease),
+        ("majors", CudaMajor),
+        ("errors", CudaError),
+        ("architectures", GpuArchitecture),
+    ),
     "nvidia-wheels.yaml": (("wheels", LibraryWheel),),
     "tensorrt.yaml": (("releases", TensorRTRelease), ("packages", TensorRTPackage)),
     "gpus.yaml": (("gpus", GpuModel),),
@@ -274,7 +293,7 @@ FILES: dict[str, tuple[tuple[str, type], ...]] = {
 }
 FILE_NAMES = tuple(FILES)
 OPTIONAL_SECTIONS = frozenset(
-    {("cuda.yaml", "errors"), ("tensorrt.yaml", "packages")}
+    {("cuda.yaml", "errors"), ("cuda.yaml", "architectures"), ("tensorrt.yaml", "packages")}
 )  # added later: a copy written before may lack it (tensorrt.yaml's former `providers` is read from the builds)
 OPTIONAL_FILES = frozenset({"gpus.yaml", "wheel-files.yaml"})  # added later: a copy written before may lack them
 REQUIRED_FILE_NAMES = tuple(name for name in FILE_NAMES if name not in OPTIONAL_FILES)

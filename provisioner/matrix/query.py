@@ -6,6 +6,7 @@ The planner, the recipes, `matrix show`, the loader hook, verify and doctor ask 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from provisioner.matrix.gpunames import gpu_key
@@ -13,10 +14,12 @@ from provisioner.matrix.model import (
     CudaMajor,
     CudaRelease,
     DockerImage,
+    GpuArchitecture,
     GpuModel,
     LibraryWheel,
     Matrix,
     OrtBuild,
+    ProviderLibrary,
     TensorRTPackage,
     TensorRTProvider,
     TensorRTRelease,
@@ -127,6 +130,75 @@ def first_cuda_release_for_cc(matrix: Matrix, cc: str) -> CudaRelease | None:
     """The oldest CUDA release that supports compute capability `cc`."""
     releases = [r for r in matrix.cuda_releases if cc in r.compute_capabilities]
     return min(releases, key=lambda r: vtuple(r.version)) if releases else None
+
+
+def gpu_architecture(matrix: Matrix, cc: str) -> GpuArchitecture | None:
+    """The architecture whose discrete GPUs have compute capability `cc` (Kepler for "3.7"), None: not recorded."""
+    return next((a for a in matrix.gpu_architectures if cc in a.compute_capabilities), None)
+
+
+@dataclass(frozen=True)
+class DriverGpuGap:
+    """Why a driver cannot run a GPU at all: `kind` too-old | dropped, the driver `needed` ("a driver >= 570.26
+    (CUDA 12.8)", "a 470 driver"), and the sentence that says so."""
+
+    kind: str
+    needed: str
+    why: str
+
+
+def driver_gpu_gap(
+    matrix: Matrix, cc: str, driver_version: str | None, driver_cuda: str | None, windows: bool = False
+) -> DriverGpuGap | None:
+    """Why a driver cannot run a GPU of compute capability `cc`, whatever onnxruntime build is installed:
+    ("too-old", ...) when the driver's CUDA predates the first CUDA release that supports `cc` (derived from the
+    releases' compute capabilities; not judged for those the oldest recorded release already lists), ("dropped",
+    ...) when the driver's branch is newer than the last one that runs `cc`'s architecture. None: it can, or too
+    little is known (a driver given as neither a version nor a CUDA version the matrix knows)."""
+    branch = _driver_branch(matrix, driver_version, driver_cuda, windows)
+    if driver_cuda is None and driver_version:
+        newest = newest_cuda_for_driver(matrix, driver_version, windows)
+        driver_cuda = newest.version if newest else None
+    first = first_cuda_release_for_cc(matrix, cc)
+    oldest = min((r for r in matrix.cuda_releases), key=lambda r: vtuple(r.version), default=None)
+    if first is not None and first is not oldest and driver_cuda is not None:
+        floor = (first.min_driver_windows if windows else None) or first.min_driver_linux
+        if floor and vtuple(driver_cuda)[:2] < vtuple(first.version)[:2]:
+            needed = f"a driver >= {floor} (CUDA {first.version})"
+            return DriverGpuGap(
+                "too-old",
+                needed,
+                f"{needed} is needed for compute capability {cc}: a driver for an older CUDA does not know that "
+                f"GPU, and neither kernels nor PTX run on it",
+            )
+    arch = gpu_architecture(matrix, cc)
+    last = arch.last_driver_branch if arch else None
+    if arch is not None and last is not None and branch is not None and branch > int(last):
+        return DriverGpuGap(
+            "dropped",
+            f"a {last} driver",
+            f"drivers after R{last} do not support compute capability {cc} ({arch.name}): install a {last} driver "
+            f"(R{last} is the last branch that runs {arch.name} GPUs), or use a newer GPU",
+        )
+    return None
+
+
+def _driver_branch(matrix: Matrix, version: str | None, cuda: str | None, windows: bool) -> int | None:
+    """The driver's branch (535 for 535.104.05); from the CUDA version it reports, the lowest branch that reports
+    it; None when neither says (a "12.2" given as a driver version names no branch)."""
+    if version and vtuple(version) and vtuple(version)[0] >= 100:
+        return vtuple(version)[0]
+    if not cuda:
+        return None
+    floors = [
+        (r, (r.min_driver_windows if windows else None) or r.min_driver_linux)
+        for r in matrix.cuda_releases
+        if vtuple(r.version)[:2] <= vtuple(cuda)[:2]
+    ]
+    known = [(r, f) for r, f in floors if f]
+    if not known:
+        return None
+    return vtuple(max(known, key=lambda pair: vtuple(pair[0].version))[1])[0]
 
 
 def cuda_images(matrix: Matrix, cuda_version: str, cudnn: str | None) -> tuple[DockerImage, ...]:
@@ -428,10 +500,23 @@ def builds_with_code_for(matrix: Matrix, cc: str, platform: str) -> tuple[OrtBui
 
 def provider_needs(build: OrtBuild, platform: str, provider: str = "cuda") -> tuple[str, ...] | None:
     """What the build's `provider` library needs from the loader on `platform` (DT_NEEDED / PE imports, read
-    from the wheel); None when not read."""
+    from the wheel, and what the wheel's `_ld_preload.py` loads for it by name at import: 1.11-1.15 on Linux);
+    None when not read."""
+    library = _provider_library(build, platform, provider)
+    if library is None or library.needs is None:
+        return None
+    return tuple(dict.fromkeys((*library.needs, *library.preloads)))
+
+
+def provider_preloads(build: OrtBuild, platform: str, provider: str = "cuda") -> tuple[str, ...]:
+    """What the wheel's `_ld_preload.py` loads by name for `provider` at import (not in its DT_NEEDED)."""
+    library = _provider_library(build, platform, provider)
+    return library.preloads if library is not None else ()
+
+
+def _provider_library(build: OrtBuild, platform: str, provider: str) -> ProviderLibrary | None:
     record = build.wheel_platform(platform)
-    library = record.provider(provider) if record is not None else None
-    return library.needs if library is not None else None
+    return record.provider(provider) if record is not None else None
 
 
 # --- the files NVIDIA wheels install ------------------------------------------------------------------------

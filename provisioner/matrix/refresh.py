@@ -273,6 +273,7 @@ def render_files(base: Matrix, builds: tuple[OrtBuild, ...], date: str) -> dict[
             note,
             {
                 "releases": [plain_record(r) for r in base.cuda_releases],
+                "architectures": [plain_record(a) for a in base.gpu_architectures],
                 "majors": [plain_record(m) for m in base.cuda_majors],
                 "errors": [plain_record(e) for e in base.cuda_errors],
             },

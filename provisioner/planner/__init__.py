@@ -4,6 +4,8 @@ Nothing here reads the machine or the network, and no version number lives in th
 needs which driver, compute capability, Python, platform and libraries comes from the Matrix.
 
 Rules, in order:
+0. A host whose driver cannot run its GPU at all (its CUDA predates the GPU's compute capability, or its branch
+   dropped the GPU's architecture: `matrix/query.driver_gpu_gap`) gets NoCompatiblePlan before any candidate.
 1. Candidates are the matrix builds that match `--ort` and `--cuda` (BadInput when a pin names nothing).
 2. A candidate runs on a host when the host's platform has a wheel (and its glibc meets the wheel's floor),
    the target Python has a wheel for that platform, the driver meets the CUDA release's floor (or the CUDA
@@ -18,9 +20,11 @@ Rules, in order:
    on a build server, no GPU, no Python) are not rejected on: they become notes. A host no candidate runs on
    gets NoCompatiblePlan with every reason, and for a GPU no build has code for, the build that has it or the
    source build that would.
-3. Of the candidates that run on every host: the newest release; within it, the build whose CUDA/cuDNN
-   majors match libraries already present (torch's NVIDIA wheels, system libraries), then the PyPI build,
-   then the newest CUDA.
+3. Of the candidates that run on every host: a build whose wheels were read to hold code for every GPU over one
+   judged by its CUDA release alone (said in its Why, with the newest read build that has the code); then the
+   newest release (the newest candidate's reason for losing is one line of the plan's reasons); within it, the
+   build whose CUDA/cuDNN majors match libraries already present (torch's NVIDIA wheels, system libraries), then
+   the PyPI build, then the newest CUDA.
 4. NVIDIA library wheels are pinned exactly (already-installed versions first, then the newest versions
    whose CUDA minor the driver supports), among the versions with a wheel for every host's platform; a
    build whose needed library has no wheel at all for a host's platform does not run there (rule 2);
@@ -54,7 +58,13 @@ from provisioner.planner.preference import (
     preference,
     reuse_reasons,
 )
-from provisioner.planner.rejections import no_plan, rejections_for_plan
+from provisioner.planner.rejections import (
+    driver_gpu_error,
+    newest_loss,
+    no_plan,
+    read_alternatives,
+    rejections_for_plan,
+)
 from provisioner.planner.steps import conflicting_flavours, install_steps, loader_hook, plain_code_line, retarget
 from provisioner.planner.tensorrt import (
     tensorrt_notes,
@@ -78,6 +88,9 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     hosts = tuple(hosts)
     if not hosts:
         raise BadInput("no host to plan for", hint="pass --host FILE or the --driver/--gpu-cc/--python flags")
+    unrunnable = driver_gpu_error(hosts, matrix)
+    if unrunnable is not None:
+        raise unrunnable
     existing = existing_libraries(hosts, matrix) if request.prefer_existing_libraries else Existing()
     verdicts = [judge(build, hosts, matrix, request, existing) for build in candidates(matrix, request)]
     runnable = [v for v in verdicts if not v.problems]
@@ -102,12 +115,14 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     hook_steps, hook_notes = loader_hook(build, hosts, request)
     steps += hook_steps
 
-    reasons = [choice_reason(build, hosts, matrix, request), *chosen.reasons]
+    lost = newest_loss(chosen, verdicts)
+    reasons = [choice_reason(build, hosts, matrix, request), *([lost] if lost else []), *chosen.reasons]
     reasons += reuse_reasons(chosen, existing, pins)
     closure_reasons, closure_notes = closure_lines(build, hosts, matrix, pins, library_requirements, request)
     reasons += closure_reasons
     notes = [*chosen.notes, *library_notes, *missed_reuse_notes(chosen, runnable, existing, request), *hook_notes]
     notes += closure_notes
+    notes += read_alternatives(chosen, verdicts, hosts)
     if not build.confirmed:
         source = build.sources[0] if build.sources else "no source recorded"
         notes.append(

@@ -4,7 +4,13 @@ where the wheel was not read, the compute capabilities of its CUDA release."""
 
 from __future__ import annotations
 
-from provisioner.matrix.query import build_gpu_code, code_summary, first_cuda_release_for_cc, gpu_code_for
+from provisioner.matrix.query import (
+    build_gpu_code,
+    code_summary,
+    driver_gpu_gap,
+    first_cuda_release_for_cc,
+    gpu_code_for,
+)
 from provisioner.planner.common import driver_cuda_version, short_label
 from provisioner.versions import vtuple
 
@@ -12,6 +18,7 @@ TYPE_CHECKING = False  # `typing` costs ~7 ms to import; the fast path of `ortpr
 if TYPE_CHECKING:
     from provisioner.facts import Gpu, HostFacts
     from provisioner.matrix.model import CudaRelease, Matrix, OrtBuild
+    from provisioner.matrix.query import DriverGpuGap
 
 
 def _gpus(host: HostFacts, who: str, notes: list[str]) -> tuple[Gpu, ...]:
@@ -22,6 +29,23 @@ def _gpus(host: HostFacts, who: str, notes: list[str]) -> tuple[Gpu, ...]:
         )
         return host.gpus
     return host.visible_gpus
+
+
+def driver_gpu_gaps(host: HostFacts, who: str, matrix: Matrix) -> list[tuple[DriverGpuGap, str]]:
+    """(kind, sentence) for each GPU of the host that its driver cannot run at all (matrix/query.driver_gpu_gap):
+    no onnxruntime build helps there. Nothing when the driver or the compute capability is unknown."""
+    driver = host.driver
+    if not driver.present or not (driver.version or driver.cuda_version):
+        return []
+    windows = host.platform.os == "windows"
+    gaps: list[tuple[DriverGpuGap, str]] = []
+    for cc in dict.fromkeys(g.compute_capability for g in host.gpus if g.compute_capability):
+        gap = driver_gpu_gap(matrix, cc, driver.version, driver.cuda_version, windows)
+        if gap is not None:
+            cuda = driver_cuda_version(host, matrix)
+            has = f"driver {driver.version or ''}".rstrip() + (f" (CUDA {cuda})" if cuda else "")
+            gaps.append((gap, f"{has} on {who} cannot run its GPU: {gap.why}"))
+    return gaps
 
 
 def gpu_code_problems(
@@ -55,10 +79,6 @@ def gpu_code_problems(
         if code is None:
             problem = _cc_problem(build, cc, release, matrix)
             if problem is None and build.wheel_platform(host.platform.tag) is not None:
-                notes.append(
-                    f"the GPU code in {build.ort_version}'s {host.platform.tag} wheels was not read from them: "
-                    f"compute capability {cc} is checked against what CUDA {release.version} supports only"
-                )
                 lacking.append(f"?{cc}")  # runs by its CUDA release's word, not by its wheels
         else:
             problem, match = _code_problem(build, host, cc, code, notes, where, driver_cuda_version(host, matrix))
@@ -72,6 +92,14 @@ def gpu_code_problems(
         ccs = ", ".join(sorted({g.compute_capability for g in gpus if g.compute_capability}, key=vtuple))
         if matched:
             reasons.append(f"{label}'s {host.platform.tag} wheels hold GPU code for {who} ({'; '.join(matched)})")
+        elif any(cc.startswith("?") for cc in lacking):
+            unread = ", ".join(sorted({cc[1:] for cc in lacking if cc.startswith("?")}, key=vtuple))
+            reasons.append(
+                f"the GPU code in {label}'s {host.platform.tag} wheels was not read (its feed's wheels cannot be "
+                f"read from here): CUDA {release.version} can target compute capability {unread}, but whether these "
+                f"wheels hold code for it is unknown; if they do not, every session fails with 'no kernel image is "
+                f"available for execution on the device' (`ortprov verify` after installing tells)"
+            )
         elif ccs:
             reasons.append(f"compute capability {ccs} is supported by CUDA {build.cuda_version}")
     return problems, lacking

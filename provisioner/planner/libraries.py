@@ -11,6 +11,7 @@ from provisioner.matrix.query import (
     library_of,
     library_of_package,
     provider_needs,
+    provider_preloads,
     recorded_wheels,
     wheel_files,
 )
@@ -172,9 +173,19 @@ def closure_lines(
             if record is not None:
                 files[f"{package} {pinned.get(package, record.versions[-1])}"] = record.files
         proof = closure(tag, needs, files)
-        if proof.complete:
+        what = (
+            "imports, or onnxruntime preloads for it by name (its _ld_preload.py),"
+            if provider_preloads(build, tag)
+            else "imports"
+        )
+        if proof.complete and not proof.summary():
+            notes.append(
+                f"the {build.ort_version} CUDA provider on {tag} names no CUDA library the wheels were read to load: "
+                f"its closure could not be checked"
+            )
+        elif proof.complete:
             reasons.append(
-                f"every library the {build.ort_version} CUDA provider imports on {tag} is supplied: {proof.summary()}"
+                f"every library the {build.ort_version} CUDA provider {what} on {tag} is supplied: {proof.summary()}"
             )
         else:
             notes.append(

@@ -7,12 +7,13 @@ from provisioner.errors import NoCompatiblePlan
 from provisioner.matrix.query import build_gpu_code, gpu_code_for
 from provisioner.plan import Rejection, Request
 from provisioner.planner.common import Verdict, host_name, short_label, unique
+from provisioner.planner.gpucode import driver_gpu_gaps
 from provisioner.versions import vtuple
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms to import; the fast path of `ortprov plan` does without it
 if TYPE_CHECKING:
     from provisioner.facts import HostFacts
-    from provisioner.matrix.model import OrtBuild
+    from provisioner.matrix.model import Matrix, OrtBuild
 
 
 def rejections_for_plan(chosen: Verdict, verdicts: list[Verdict], hosts: tuple[HostFacts, ...] = ()) -> list[Rejection]:
@@ -48,6 +49,40 @@ def rejections_for_plan(chosen: Verdict, verdicts: list[Verdict], hosts: tuple[H
     return out
 
 
+def newest_loss(chosen: Verdict, verdicts: list[Verdict]) -> str | None:
+    """One sentence for the default output: why the newest candidate lost, when the chosen build is older."""
+    newer = [v for v in verdicts if v.problems and vtuple(v.build.ort_version) > vtuple(chosen.build.ort_version)]
+    if not newer:
+        return None
+    newest = max(newer, key=lambda v: vtuple(v.build.ort_version))
+    more = len(newest.problems) - 1
+    return f"{short_label(newest.build)} is newer, but {newest.problems[0]}" + (
+        f" (and {more} more reason{'s' if more > 1 else ''}: -v)" if more else ""
+    )
+
+
+def read_alternatives(chosen: Verdict, verdicts: list[Verdict], hosts: tuple[HostFacts, ...]) -> list[str]:
+    """For a chosen build whose GPU code was not read: the newest build whose wheels were read to hold code for that
+    GPU, and why it lost (a user may rather meet its condition than trust an unread wheel)."""
+    said = []
+    for index, cc in chosen.unread_code:
+        if index >= len(hosts):
+            continue
+        tag = hosts[index].platform.tag
+        for verdict in verdicts:
+            code = build_gpu_code(verdict.build, tag)
+            found = gpu_code_for(code[0], code[1], cc) if code is not None else (None, None)
+            has = found[0] or (f"{found[1]} PTX" if found[1] else None)
+            if has and verdict is not chosen:
+                why = verdict.problems[0] if verdict.problems else "it was not chosen"
+                said.append(
+                    f"{short_label(verdict.build)} is the newest build whose {tag} wheels were read to hold code for "
+                    f"compute capability {cc} ({has}), but {why}"
+                )
+                break
+    return unique(said)
+
+
 def _code_it_has(build: OrtBuild, missing: tuple[tuple[int, str], ...], hosts: tuple[HostFacts, ...]) -> str:
     """ "1.28.0 has sm_100a": the chosen build's code for the compute capabilities a loser lacks."""
     said = []
@@ -72,6 +107,23 @@ def _why_preferred(chosen: Verdict, loser: Verdict) -> str:
     if chosen.build.index_url is None and loser.build.index_url is not None:
         return "it is on PyPI, not a side index"
     return "it is built for a newer CUDA"
+
+
+def driver_gpu_error(hosts: tuple[HostFacts, ...], matrix: Matrix) -> NoCompatiblePlan | None:
+    """The no-plan error for hosts whose driver cannot run their GPU (too old for its architecture, or a branch that
+    dropped it): no onnxruntime build can help there, so no candidate is judged."""
+    gaps = [gap for i, h in enumerate(hosts) for gap in driver_gpu_gaps(h, host_name(h, i, len(hosts)), matrix)]
+    if not gaps:
+        return None
+    gap = gaps[0][0]
+    hint = (
+        f"install {gap.needed}, then plan again (--driver: its version)"
+        if gap.kind == "too-old"
+        else f"with {gap.needed} installed, plan again (--driver: its version): the builds it runs are planned then"
+    )
+    return NoCompatiblePlan(
+        "no onnxruntime-gpu build can run here: " + "; ".join(sentence for _, sentence in gaps), hint=hint
+    )
 
 
 def no_plan(verdicts: list[Verdict], hosts: tuple[HostFacts, ...], request: Request) -> NoCompatiblePlan:

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from provisioner import childproc
 from provisioner.facts import MissingFiles, NvidiaWheel, OrtDist, PythonInfo, TorchInfo
 from provisioner.standalone import protocol
 
@@ -77,10 +78,11 @@ def parse_answer(stdout: str, stderr: str, returncode: int, python: str) -> dict
 
 
 def exit_reason(stderr: str, returncode: int | None) -> str:
-    """'exit code 1: <the last line of stderr>', for a child that ended without an answer."""
-    last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()), "")
-    why = f"exit code {returncode}" + (f": {last}" if last else "")
-    if "SyntaxError" in last:
+    """'exit code 1: <the line of stderr that says why>' (childproc.stderr_gist), for a child that ended without an
+    answer."""
+    gist = childproc.stderr_gist(stderr)
+    why = f"exit code {returncode}" + (f": {gist}" if gist else "")
+    if gist.startswith("SyntaxError"):
         why += "; the probe needs Python 3.8 or newer"
     return why
 

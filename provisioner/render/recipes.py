@@ -168,10 +168,11 @@ def render_requirements(
 
 
 def _one_run_options(installs: Sequence[Step], what: str) -> list[str]:
-    """The install steps' --index-url / --extra-index-url / --no-index / --find-links lines. `what` (a
-    requirements file, conda's pip section) is one pip run, with one set of options and no per-package
-    --no-deps: steps that need separate runs (a side-feed build with --no-deps, then PyPI) are refused, since
-    merged, the feed would serve every requirement, or PyPI's same-numbered build for another CUDA could win."""
+    """The install steps' --index-url / --extra-index-url / --no-index / --find-links lines. `what` names the
+    format ("a requirements file", "an environment.yml's pip section"): one pip run, with one set of options and
+    no per-package --no-deps: steps that need separate runs (a side-feed build with --no-deps, then PyPI) are
+    refused, since merged, the feed would serve every requirement, or PyPI's same-numbered build for another
+    CUDA could win."""
     if not installs:
         return []
     behind = next((s for s in installs if s.only_binary and s.index_url), None)
@@ -221,7 +222,7 @@ def render_conda(plan: Plan, matrix: Matrix) -> str:
         _conda_spec(name, plan) for name in cuda_major.conda_packages
     ]
     installs = [step for step in plan.steps if step.kind == "install"]
-    pip_lines = _one_run_options(installs, "an environment.yml (its pip section is one pip run)") + [
+    pip_lines = _one_run_options(installs, "an environment.yml's pip section") + [
         req for step in installs for req in without_nvidia_wheels(step.packages, plan.package)
     ]
     era = "cudatoolkit + cudnn" if "cudatoolkit" in cuda_major.conda_packages else "cuda-version + split packages"

@@ -1,6 +1,9 @@
 """Programs that run in other interpreters or images, standard library only (Python 3.8+), and what they share.
 
-    verify_child.py     in the target interpreter: proves a GPU session (provisioner/verify/runner.py)
+    verify_child.py     in the target interpreter: proves a GPU session (provisioner/verify/runner.py), with its
+                        parts verify_package.py (installed, imported, preloaded), verify_static.py (the
+                        libraries resolved without loading them), verify_session.py (GPU against CPU sessions),
+                        verify_tensorrt.py (libnvinfer, the engine cache), verify_libraries.py (what is mapped)
     tune_child.py       in the target interpreter: times a model's sessions, one request at a time
                         (provisioner/tune/measure.py)
     packages_probe.py   in the target interpreter: what it is and holds (provisioner/probe/target.py)
@@ -13,7 +16,8 @@
                         (bin/derive_release.py and `matrix update` over every wheel)
     libnames.py         shared: the one table of CUDA library names
     tensor_types.py     shared: onnxruntime's tensor types and the numpy dtypes that feed them
-    protocol.py         shared: how a program answers ortprov (JSON messages after one marker; childproc.py reads)
+    protocol.py         shared: how a program answers ortprov (JSON messages after one marker; childproc.py reads),
+                        and the verify child's stage markers on stderr (verify/runner.py reads)
 
 Every program imports its siblings with the same lines:
 

@@ -276,18 +276,26 @@ def load_order(
 
 
 def prepare_windows(paths: "list[str]") -> None:
+    """Put the NVIDIA wheels' DLL folders, TensorRT's wheel folders (hook.json's `tensorrt_library_dirs`) and a
+    TensorRT folder outside site-packages (`tensorrt_folders`) in front of the DLL search: Windows finds a
+    provider's dependencies there, as it finds nothing in site-packages by itself."""
     import os
 
+    table = hook_table()
+    trt_dirs = [d for d in table.get("tensorrt_library_dirs") or ["tensorrt_libs"] if isinstance(d, str)]
     folders = []
     for entry in paths:
-        nvidia = os.path.join(entry or os.getcwd(), "nvidia")
-        if not os.path.isdir(nvidia):
-            continue
-        for package in sorted(os.listdir(nvidia)):
-            for sub in (("bin",), ("bin", "x86_64"), ("bin", "x64")):
-                folder = os.path.join(nvidia, package, *sub)
-                if os.path.isdir(folder) and any(n.lower().endswith(".dll") for n in os.listdir(folder)):
-                    folders.append(folder)
+        root = entry or os.getcwd()
+        nvidia = os.path.join(root, "nvidia")
+        candidates = []
+        if os.path.isdir(nvidia):
+            for package in sorted(os.listdir(nvidia)):
+                candidates += [
+                    os.path.join(nvidia, package, *sub) for sub in (("bin",), ("bin", "x86_64"), ("bin", "x64"))
+                ]
+        candidates += [os.path.join(root, name) for name in trt_dirs]
+        folders += [folder for folder in candidates if _holds_dlls(folder)]
+    folders += [f for f in table.get("tensorrt_folders") or [] if isinstance(f, str) and _holds_dlls(f)]
     if not folders:
         return _inert("no NVIDIA wheel DLL folders in site-packages")
     current = os.environ.get("PATH", "")
@@ -298,6 +306,15 @@ def prepare_windows(paths: "list[str]") -> None:
             adder(folder)
     STATUS["folders"] = folders
     STATUS["state"] = "loaded"
+
+
+def _holds_dlls(folder: str) -> bool:
+    import os
+
+    try:
+        return os.path.isdir(folder) and any(n.lower().endswith(".dll") for n in os.listdir(folder))
+    except OSError:
+        return False
 
 
 if __name__ == PACKAGE:  # installed in site-packages (not when ortprov imports its own copy)

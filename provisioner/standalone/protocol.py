@@ -2,8 +2,9 @@
 
 Standard library only, Python 3.8+. A program `send`s its answer (the verify child's report, the package probe's
 facts, the CUDA order) or its events (the tune child's answers and progress); ortprov (provisioner/childproc.py)
-reads them with `messages` / `last`. The marker keeps a line that a library prints on stdout (onnxruntime, a
-user's sitecustomize) from being taken for an answer, and an answer from being lost among such lines.
+reads them with `messages` / `last`; the verify child marks each stage on stderr (`stage`). The marker keeps a
+line that a library prints on stdout (onnxruntime, a user's sitecustomize) from being taken for an answer, and
+an answer from being lost among such lines.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import sys
 from typing import Any
 
 MARKER = "ortprov-json: "
+# the verify child's progress on stderr, one line a stage: where a crash or a hang happened (verify/runner.py)
+STAGE_PREFIX = "ortprov-verify-stage: "
 
 
 def send(message: dict, stream: Any = None) -> None:
@@ -20,6 +23,12 @@ def send(message: dict, stream: Any = None) -> None:
     out = sys.stdout if stream is None else stream
     out.write(MARKER + json.dumps(message, default=str) + "\n")
     out.flush()
+
+
+def stage(name: str) -> None:
+    """Mark progress on stderr so the parent knows where a crash or hang happened."""
+    sys.stderr.write(STAGE_PREFIX + name + "\n")
+    sys.stderr.flush()
 
 
 def message(line: str) -> dict | None:

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from provisioner import childproc, standalone
 from provisioner.errors import BadInput
+from provisioner.standalone.protocol import STAGE_PREFIX
 from provisioner.verify.report import Failure, VerifyReport
 
 CHILD_SCRIPT = standalone.path("verify_child.py")
 MODELS_DIR = Path(__file__).resolve().parent / "models"  # the built-in check models
-STAGE_PREFIX = "ortprov-verify-stage: "
 STDERR_TAIL_CHARS = 20000
 
 # stderr lines worth keeping as evidence for doctor
@@ -157,8 +157,8 @@ def _run_child(
         return _replace(_failed_report("crashed", mode, provider, python, failure), signal=name, **common)
     data = ended.answer()
     if data is None or "failures" not in data:
-        tail = clean_stderr.strip().splitlines()[-1:] or ["no output"]
-        failure = Failure("child-error", f"the verify child exited with {ended.returncode} and no report: {tail[0]}")
+        why = childproc.stderr_gist(clean_stderr) or "no output"
+        failure = Failure("child-error", f"the verify child exited with {ended.returncode} and no report: {why}")
         return _replace(_failed_report("error", mode, provider, python, failure), **common)
     data.update({k: v for k, v in common.items()})
     data.pop("duration_s", None)

@@ -135,7 +135,10 @@ def test_no_plan_json_prints_the_error_object(cache_dir: Path) -> None:
 def test_bad_input_is_one_line_and_exit_2(cache_dir: Path, args: list[str], words: str) -> None:
     result = run_ortprov("plan", *args, cache=cache_dir)
     assert_one_line_error(result, 2, words)
-    assert result.stdout == ""
+    if "--json" in args:  # errors too are JSON, --json beside another --format included (docs/json.md)
+        assert words in json.loads(result.stdout)["error"]
+    else:
+        assert result.stdout == ""
 
 
 def test_bad_input_with_json_prints_the_error_object(cache_dir: Path) -> None:

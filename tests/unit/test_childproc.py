@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from provisioner import childproc
 from provisioner.standalone import protocol
 
@@ -110,3 +112,29 @@ def test_no_module_starts_a_process_but_childproc() -> None:
             ):
                 found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert not found, found
+
+
+@pytest.mark.parametrize(
+    ("stderr", "gist"),
+    [
+        ("", ""),
+        ("Traceback (most recent call last):\n  File \"x.py\", line 1\nModuleNotFoundError: No module named 'numpy'\n",
+         "ModuleNotFoundError: No module named 'numpy'"),
+        ('  File "probe.py", line 3\n    x := 1\n      ^\nSyntaxError: invalid syntax\n',
+         "SyntaxError: invalid syntax"),
+        ("MemoryError\n", "MemoryError"),
+        ("Fatal Python error: init_fs_encoding\nPython runtime state: core initialized\n",
+         "Fatal Python error: init_fs_encoding"),
+        ("pyenv: python3.12: command not found\n\nThe `python3.12' command exists in these Python versions:\n"
+         "  3.12.1\n\nNote: See 'pyenv help global' for tips on allowing both\n"
+         "      python2 and python3 to be found at the same time.\n",
+         "pyenv: python3.12: command not found"),
+    ],
+)  # fmt: skip
+def test_the_gist_of_a_dead_childs_stderr_is_the_line_that_says_why(stderr: str, gist: str) -> None:
+    assert childproc.stderr_gist(stderr) == gist
+
+
+def test_the_gist_is_bounded() -> None:
+    gist = childproc.stderr_gist("x" * 10_000 + "\nmore\n")
+    assert len(gist) == childproc.GIST_CHARS and gist.endswith("...")

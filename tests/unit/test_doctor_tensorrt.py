@@ -16,7 +16,7 @@ from provisioner.doctor.tensorrt import log_findings
 from provisioner.installer import hook_files as loader_hook
 from provisioner.matrix.load import load_matrix
 from provisioner.standalone import loader_hook as hook
-from provisioner.standalone import verify_child
+from provisioner.standalone import verify_session, verify_tensorrt
 from provisioner.verify.report import Failure, InstalledOrt, OrtImport, VerifyReport
 
 if TYPE_CHECKING:
@@ -152,10 +152,10 @@ def test_hook_json_carries_the_tensorrt_tables() -> None:
 
 
 def test_verify_asks_tensorrt_for_an_engine_cache_and_reads_what_it_wrote(tmp_path: Path) -> None:
-    providers = verify_child.gpu_provider_list("tensorrt", 0, True, str(tmp_path))
+    providers = verify_session.gpu_provider_list("tensorrt", 0, True, str(tmp_path))
     name, options = providers[0]
     assert name == "TensorrtExecutionProvider"
     assert options["trt_engine_cache_enable"] == "True" and options["trt_engine_cache_path"] == str(tmp_path)
-    assert verify_child.cache_files(str(tmp_path)) == {}
+    assert verify_tensorrt.cache_files(str(tmp_path)) == {}
     (tmp_path / "model_sm90.engine").write_bytes(b"plan")
-    assert list(verify_child.cache_files(str(tmp_path))) == ["model_sm90.engine"]
+    assert list(verify_tensorrt.cache_files(str(tmp_path))) == ["model_sm90.engine"]

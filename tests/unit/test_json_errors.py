@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from provisioner.commands.checks import OneOf
 from provisioner.matrix.load import shipped_dir
 from tests.support.cli import run_ortprov
-from tests.unit.test_options import COMMANDS
+from tests.unit.test_options import COMMANDS, _declared
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -99,3 +100,80 @@ def test_usage_errors_of_the_parser_are_error_objects_too() -> None:
         "error: No such command 'plna'. Did you mean 'plan'?",
         "hint: `ortprov --help` lists the commands",
     ]
+
+
+# -- every option check, walked: with --json, whatever refuses a value is one JSON document on stdout ---------
+
+# what a command needs besides the value under test, so that the refusal is that value's
+NEEDS = {"tune": ["{tmp}/model.onnx"], "download": ["--dest", "{tmp}/wheels"]}
+# options that exclude each other, refused after the values are read (the planning flags: in each planning command)
+EXCLUSIVE_PLANNING = [
+    ["--tensorrt-index-url", "https://mirror.example/simple/", "--tensorrt-libraries", "system"],
+    ["--host", "tests/hosts/h100-driver580.json", "--python", "/usr/bin/python3"],
+]
+
+
+def _bad_values(name: str) -> list[tuple[list[str], str]]:
+    """(arguments, a word the error must name) for each kind of bad value `name` takes: options that exclude each
+    other, a choice not offered, a number that is no number, a number out of range."""
+    params = {str(p.name) for p in COMMANDS[name].params}
+    cases: list[tuple[list[str], str]] = [(["-q", "-v"], "-q and -v")]
+    if "fmt" in params:
+        cases.append((["--format", "pip"], "--format pip"))
+    if "tensorrt_index_url" in params:
+        cases += [(args, args[0]) for args in EXCLUSIVE_PLANNING]
+    for param in sorted(params - {"help"}):
+        if param.endswith("__old_spelling"):
+            continue
+        declared = _declared(param)
+        flag = max(declared.flags, key=len) if declared.flags else None
+        if flag is None:
+            continue
+        if isinstance(declared.check, OneOf):
+            cases.append(([flag, "xyz"], "'xyz'"))
+        elif declared.annotation in (int, float, int | None, float | None):
+            cases += [([flag, "abc"], "'abc'"), ([flag, "-5"], flag)]
+    return cases
+
+
+def _with_json() -> list[str]:
+    return sorted(name for name, built in COMMANDS.items() if any("--json" in p.opts for p in built.params))
+
+
+def test_the_walk_meets_every_kind_of_bad_value() -> None:
+    walked = [args for name in _with_json() for args, _ in _bad_values(name)]
+    assert ["--format", "pip"] in walked and ["--format", "xyz"] in walked  # the two that escaped before
+    assert {"abc", "-5", "xyz", "system"} <= {args[-1] for args in walked}
+
+
+@pytest.mark.parametrize("name", _with_json())
+def test_every_bad_value_of_every_command_is_one_json_error_with_json(name: str, tmp_path: Path) -> None:
+    """--json and a bad value of each kind (options that exclude each other, a choice not offered, a number that is
+    none or is out of range), in every command that has --json: exit 2, the error as one JSON document on stdout
+    naming what was wrong, the same line on stderr. `--format json` asks for JSON too (plan)."""
+    cases = _bad_values(name)
+    (tmp_path / "model.onnx").write_bytes(b"")
+    needs = [arg.format(tmp=tmp_path) for arg in NEEDS.get(name, [])]
+    asked = [["--json"], ["--format", "json"]] if name == "plan" else [["--json"]]
+    for args, named in cases:
+        for json_flag in asked:
+            if json_flag[0] == "--format" and args[0] == "--format":
+                continue
+            result = run_ortprov(*name.split(), *needs, *json_flag, *args)
+            assert result.returncode == 2, (args, result.stderr)
+            error = json.loads(result.stdout)  # one document, nothing else
+            assert set(error) >= KEYS and error["exit_code"] == 2, args
+            assert named in error["error"], (args, error)
+            assert result.stderr.startswith(f"error: {error['error']}\n"), args
+
+
+@pytest.mark.parametrize("asked", [["--format", "json"], ["--format=json"], ["-f", "json"], ["-fjson"]])
+def test_a_usage_error_is_json_for_every_spelling_of_format_json(asked: list[str]) -> None:
+    result = run_ortprov("plan", *asked, "--zzz")
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["error"] == "No such option: --zzz"
+
+
+def test_json_after_the_end_of_the_options_is_an_argument_not_a_request() -> None:
+    result = run_ortprov("plan", "--zzz", "--", "--json")
+    assert (result.returncode, result.stdout) == (2, "")

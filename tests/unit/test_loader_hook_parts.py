@@ -82,6 +82,29 @@ def test_windows_puts_the_wheel_dll_folders_on_the_search_path(tmp_path: Path, m
     assert hook.STATUS["state"] == "loaded"
 
 
+def test_windows_puts_tensorrt_wheel_and_folder_dlls_on_the_search_path(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """TensorRT's wheel (tensorrt_libs/nvinfer_10.dll) and a --tensorrt-libraries folder are found on Windows too:
+    the TensorRT provider DLL imports nvinfer_10.dll, which Windows looks for only on the DLL search path."""
+    site = tmp_path / "Lib" / "site-packages"
+    (site / "nvidia/cublas/bin").mkdir(parents=True)
+    (site / "nvidia/cublas/bin/cublas64_12.dll").write_bytes(b"MZ")
+    (site / "tensorrt_libs").mkdir()
+    (site / "tensorrt_libs/nvinfer_10.dll").write_bytes(b"MZ")
+    outside = tmp_path / "TensorRT-10.16" / "lib"
+    outside.mkdir(parents=True)
+    (outside / "nvonnxparser_10.dll").write_bytes(b"MZ")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    import os
+
+    added: list[str] = []
+    monkeypatch.setattr(os, "add_dll_directory", added.append, raising=False)
+    monkeypatch.setattr(hook, "hook_table", lambda: {"tensorrt_folders": [str(outside), str(empty)]})
+    monkeypatch.setattr(hook, "STATUS", dict(hook.STATUS, state="waiting", folders=[]))
+    hook.prepare_windows([str(site)])
+    assert added == [str(site / "nvidia/cublas/bin"), str(site / "tensorrt_libs"), str(outside)]
+
+
 def test_the_hook_installs_itself_only_under_its_installed_name() -> None:
     import sys
 

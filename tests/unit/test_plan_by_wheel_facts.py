@@ -17,10 +17,11 @@ import pytest
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import DriverInfo, Gpu, HostFacts, PlatformInfo, PythonInfo
 from provisioner.matrix.load import load_matrix
-from provisioner.matrix.query import build_gpu_code, builds_for, find_build, gpu_code_for
+from provisioner.matrix.query import build_gpu_code, builds_for, find_build, first_cuda_release_for_cc, gpu_code_for
 from provisioner.plan import Plan, Request
 from provisioner.planner import make_plan
 from provisioner.userfiles import read_host_file
+from provisioner.versions import vtuple
 from tests.support.cli import run_ortprov
 
 if TYPE_CHECKING:
@@ -111,7 +112,12 @@ def test_b300_with_a_driver_too_old_for_the_builds_cuda_cannot_jit_its_ptx() -> 
     except NoCompatiblePlan as exc:
         error_or_plan = exc
     assert isinstance(error_or_plan, NoCompatiblePlan)
-    assert "does not run through minor-version compatibility" in rejection(error_or_plan, build.ort_version)
+    first = first_cuda_release_for_cc(MATRIX, "10.3")
+    assert first is not None
+    if vtuple(first.version) > vtuple("12.0"):  # that driver (CUDA 12.0) does not know the GPU at all: rule 0
+        assert f"(CUDA {first.version}) is needed for compute capability 10.3" in str(error_or_plan)
+    else:
+        assert "does not run through minor-version compatibility" in rejection(error_or_plan, build.ort_version)
 
 
 def test_gb10_on_aarch64_gets_sm_121a_and_on_x86_64_a_build_that_runs_on_12_1() -> None:
@@ -242,3 +248,45 @@ def test_a_build_whose_provider_imports_what_no_planned_wheel_installs_is_reject
     assert p.ort_version == "1.31.0"
     assert "imports libcusparse.so.13, which none of the NVIDIA wheels it needs installs" in rejection(p, "1.31.1")
     assert any("every library the 1.31.0 CUDA provider imports" in reason for reason in p.reasons)
+
+
+# --- what the plan says about facts it could not read, and about the newer builds that lost ----------------------
+
+
+def test_a_build_whose_gpu_code_was_not_read_does_not_claim_the_gpu() -> None:
+    p = plan(host("3.7", driver="470.256.02", python="3.12"))  # only the CUDA 11 feed's builds have Python 3.12 here
+    build = chosen(p)
+    assert build_gpu_code(build, "linux-x86_64") is None  # its wheels were not read
+    why = " ".join(p.reasons)
+    assert "is supported by CUDA" not in why
+    assert "was not read" in why and "no kernel image is available" in why
+    read = newest_with_code("3.7", "linux-x86_64")
+    assert any(n.startswith(f"{read.ort_version} (CUDA {read.cuda_version}) is the newest build") for n in p.notes)
+
+
+def test_a_build_read_to_hold_code_wins_over_a_newer_unread_one() -> None:
+    p = plan(host("3.7", driver="470.256.02", python="3.10"))
+    assert build_gpu_code(chosen(p), "linux-x86_64") is not None
+
+
+def test_the_newest_loser_is_said_in_one_reason() -> None:
+    p = plan(host("10.0"))
+    newest = builds_for(MATRIX)[0]
+    line = next(
+        r for r in p.reasons if r.startswith(f"{newest.ort_version} (CUDA {newest.cuda_version}) is newer, but")
+    )
+    assert "no kernels for compute capability 10.0" in line
+    assert not any(" is newer, but" in r for r in plan(host("9.0")).reasons)  # the newest won: nothing to say
+
+
+def test_preloaded_libraries_count_in_the_closure() -> None:
+    preloading = [
+        b
+        for b in builds_for(MATRIX)
+        if b.index_url is None and any(lib.preloads for w in b.platforms if (lib := w.provider("cuda")) is not None)
+    ]
+    assert preloading, "no build's _ld_preload.py was read"
+    build = preloading[0]
+    p = plan(host("8.6", python=build.pythons_on("linux-x86_64")[-1]), ort=build.ort_version)
+    line = next(r for r in p.reasons if "is supplied:" in r)
+    assert "_ld_preload.py" in line and "libcudart.so.11.0 <- nvidia-cuda-runtime-cu11" in line

@@ -507,6 +507,8 @@ def _runs(build: OrtBuild, h: HostFacts, matrix: Matrix) -> bool:
     )
     if h.driver.version and not at_least(h.driver.version, floor):
         return False
+    if not _driver_knows_gpus(h, matrix):
+        return False
     cuda = plat.provider("cuda") if plat.providers is not None else None
     for gpu in h.gpus:
         cc = gpu.compute_capability
@@ -539,6 +541,25 @@ def _runs(build: OrtBuild, h: HostFacts, matrix: Matrix) -> bool:
     return True
 
 
+def _driver_knows_gpus(h: HostFacts, matrix: Matrix) -> bool:
+    """The driver's CUDA is at least the first release listing each GPU's compute capability (unless the oldest
+    release lists it), and its branch is not after the last one of the GPU's architecture."""
+    version = h.driver.version
+    if not version:
+        return True
+    releases = sorted(matrix.cuda_releases, key=lambda r: vtuple(r.version))
+    for gpu in h.gpus:
+        cc = gpu.compute_capability or ""
+        first = next((r for r in releases if cc in r.compute_capabilities), None)
+        floor = first.min_driver_linux if first is not None and first is not releases[0] else None
+        if floor and (vtuple(version)[0] < vtuple(floor)[0] or ("." in version and not at_least(version, floor))):
+            return False
+        last = [a.last_driver_branch for a in matrix.gpu_architectures if cc in a.compute_capabilities]
+        if last and last[0] and vtuple(version)[0] > int(last[0]):
+            return False
+    return True
+
+
 def test_full_table_agrees_with_an_independent_judge() -> None:
     failures = []
     cases = itertools.product(DRIVERS.values(), CCS, PYTHONS, PLATFORMS)
@@ -550,6 +571,9 @@ def test_full_table_agrees_with_an_independent_judge() -> None:
         except NoCompatiblePlan as exc:
             if runnable:
                 failures.append(f"{driver} {cc} {python} {platform}: no plan, but {runnable[0].label} runs")
+            elif not _driver_knows_gpus(h, MATRIX):
+                if "cannot run its GPU" not in str(exc):
+                    failures.append(f"{driver} {cc} {python} {platform}: the driver cannot run the GPU, unsaid")
             elif len(exc.rejected) != len(MATRIX.builds) or not all(r.reason for r in exc.rejected):
                 failures.append(f"{driver} {cc} {python} {platform}: rejections incomplete")
             continue

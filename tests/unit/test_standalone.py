@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from provisioner import standalone, wheelfacts
-from provisioner.standalone import check_cuda_libs, elf, libnames, verify_child
+from provisioner.standalone import check_cuda_libs, elf, libnames, verify_child, verify_static
 from tests.support.elf import build_so
 
 PROGRAMS = sorted(path.name for path in standalone.FOLDER.glob("*.py") if path.name != "__init__.py")
@@ -44,6 +44,11 @@ def test_the_folder_holds_the_programs_and_what_they_share() -> None:
         "tune_profile.py",
         "tune_session.py",
         "verify_child.py",
+        "verify_libraries.py",
+        "verify_package.py",
+        "verify_session.py",
+        "verify_static.py",
+        "verify_tensorrt.py",
     ]
 
 
@@ -98,11 +103,23 @@ def test_sources_are_a_program_and_every_sibling_it_needs() -> None:
         "protocol.py",
     ]
     assert list(standalone.sources("cuda_order.py")) == ["cuda_order.py", "protocol.py"]
+    assert sorted(standalone.sources("verify_child.py")) == [  # the child and its parts, one job each
+        "elf.py",
+        "libnames.py",
+        "protocol.py",
+        "tensor_types.py",
+        "verify_child.py",
+        "verify_libraries.py",
+        "verify_package.py",
+        "verify_session.py",
+        "verify_static.py",
+        "verify_tensorrt.py",
+    ]
     assert standalone.sources("elf.py") == {"elf.py": standalone.path("elf.py").read_bytes()}
 
 
 def test_a_package_member_uses_the_package_siblings() -> None:
-    assert verify_child.elf is elf and verify_child.libnames is libnames and check_cuda_libs.elf is elf
+    assert verify_static.elf is elf and verify_static.libnames is libnames and check_cuda_libs.elf is elf
 
 
 @pytest.mark.skipif(not PYTHON38.exists(), reason="needs Python 3.8 (pyenv)")
@@ -242,7 +259,7 @@ def static_needs(library: Path, tmp_path: Path) -> list[str]:
     capi.mkdir(parents=True)
     shutil.copy(library, capi / library.name)
     result: dict = {"failures": [], "warnings": []}
-    verify_child.static_check("cuda", str(capi.parent), None, result, {})
+    verify_static.static_check("cuda", str(capi.parent), None, result, {})
     return [entry["soname"] for entry in result["static"]["libraries"]]
 
 
@@ -301,6 +318,6 @@ def test_the_verify_child_takes_the_lazy_sonames_from_the_matrix(
     capi.mkdir(parents=True)
     shutil.copy(provider[0], capi)
     result: dict = {"failures": [], "warnings": [], "ort": {"build_cuda_version": "12.8"}}
-    verify_child.static_check("cuda", str(capi.parent), None, result, args.lazy_by_major)
+    verify_static.static_check("cuda", str(capi.parent), None, result, args.lazy_by_major)
     lazy = [entry["soname"] for entry in result["static"]["libraries"] if entry["needed"] == "lazy"]
     assert lazy == ["libcudnn.so.9", "libcufft.so.11"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from provisioner.errors import NoCompatiblePlan
+from provisioner.errors import BadInput, NoCompatiblePlan
 from provisioner.facts import DriverInfo, Gpu, HostFacts, PlatformInfo, PythonInfo
 from provisioner.matrix.load import load_matrix
 from provisioner.matrix.query import build_tensorrt, find_build, tensorrt_package, tensorrt_provider, tensorrt_release
@@ -145,6 +145,19 @@ def test_requirements_refuse_with_the_reason() -> None:
     )  # fmt: skip
     assert result.returncode == 2
     assert "PyPI holds only source stubs of them" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("fmt", "what"), [("requirements", "a requirements file"), ("conda", "an environment.yml's pip section")]
+)
+def test_a_one_run_format_says_once_that_it_is_one_run(fmt: str, what: str) -> None:
+    """The refusal's sentence names the format and says once that it is one pip run (it said "an environment.yml
+    (its pip section is one pip run) is one pip run")."""
+    with pytest.raises(BadInput) as refused:
+        render(plan(), fmt, matrix=MATRIX)
+    sentence = str(refused.value)
+    assert f": {what} is one pip run, and would let PyPI's stub or another index serve them" in sentence
+    assert sentence.count("one pip run") == 1 and "(its pip section" not in sentence
 
 
 def test_uv_and_dockerfile_render_the_pinned_index() -> None:
