@@ -80,7 +80,9 @@ LOADING = (
     ),
     _compile(rf"(?:unable to|failed to|could not|cannot) dlopen {Q}?(?<![\w.+-])({SO})", re.I),
     # ctypes (Windows, Python 3.8+): "Could not find module 'C:\...\cudnn64_9.dll' (or one of its dependencies)"
-    _compile(rf"Could not find module {Q}?[^\"'\n]{{0,300}}?(?<![\w.+-])({LIB}){Q}? \(or one of its dependencies\)", re.I),
+    _compile(
+        rf"Could not find module {Q}?[^\"'\n]{{0,300}}?(?<![\w.+-])({LIB}){Q}? \(or one of its dependencies\)", re.I
+    ),
     # the JVM: "java.lang.UnsatisfiedLinkError: C:\...\onnxruntime_providers_cuda.dll: Can't find dependent libraries"
     _compile(rf"UnsatisfiedLinkError:[^\n]{{0,300}}?(?<![\w.+-])({LIB}):? Can'?t find dependent libraries", re.I),
 )
