@@ -81,6 +81,11 @@ def _completion_shell(flag: str, value: str) -> str:
     raise BadInput(f"{said} is not a shell ortprov completes in", hint=f"name one: {flag} {'|'.join(SHELLS[:-1])}")
 
 
+def _shell_names(incomplete: str) -> list[str]:
+    """The shells a completion option's value can complete to."""
+    return [shell for shell in SHELLS if shell.startswith(incomplete)]
+
+
 def _current_shell() -> str:
     """The name of the shell running ortprov (shellingham, as typer asks; else $SHELL), or ""."""
     try:
@@ -137,7 +142,7 @@ def make_app(args: list[str]) -> typer.Typer:
             is_eager=True,
             metavar="[SHELL]",
             help=f"Install completion for SHELL ({', '.join(SHELLS[:-1])}; default: this shell).",
-            autocompletion=lambda incomplete: [s for s in SHELLS if s.startswith(incomplete)],
+            autocompletion=_shell_names,
         ),
         show_completion: str | None = typer.Option(
             None,
@@ -146,7 +151,7 @@ def make_app(args: list[str]) -> typer.Typer:
             is_eager=True,
             metavar="[SHELL]",
             help="Print the completion script for SHELL (default: this shell), to install it by hand.",
-            autocompletion=lambda incomplete: [s for s in SHELLS if s.startswith(incomplete)],
+            autocompletion=_shell_names,
         ),
     ) -> None:
         """ortprov."""

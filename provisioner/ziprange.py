@@ -192,17 +192,23 @@ def _zip64_extra(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int
     return usize, csize, offset
 
 
+def _data_start(source: RangeSource, entry: ZipEntry) -> int:
+    """Where the member's (compressed) bytes begin: after its local file header, whose name and extra field
+    may differ in length from the central directory's."""
+    header = source.read(entry.header_offset, 30)
+    if header[:4] != _LOCAL_SIG:
+        raise ZipRangeError(f"{entry.name}: bad local file header")
+    name_len, extra_len = struct.unpack("<HH", header[26:30])
+    return entry.header_offset + 30 + name_len + extra_len
+
+
 def read_member(source: RangeSource, entry: ZipEntry, max_bytes: int | None = None) -> bytes:
     """The member's content, decompressed; with `max_bytes`, only (about) that many leading bytes.
 
     A prefix of a deflated member is read by fetching compressed bytes in growing chunks and
     decompressing as a stream until `max_bytes` of output exist.
     """
-    header = source.read(entry.header_offset, 30)
-    if header[:4] != _LOCAL_SIG:
-        raise ZipRangeError(f"{entry.name}: bad local file header")
-    name_len, extra_len = struct.unpack("<HH", header[26:30])
-    start = entry.header_offset + 30 + name_len + extra_len
+    start = _data_start(source, entry)
     if entry.method == 0:
         length = entry.size if max_bytes is None else min(entry.size, max_bytes)
         return source.read(start, length)
@@ -234,11 +240,7 @@ def _compressed_chunks(source: RangeSource, start: int, length: int, chunk: int)
 def stream_member(source: RangeSource, entry: ZipEntry, chunk: int = 1 << 20) -> Iterator[bytes]:
     """The member's decompressed bytes, front to back, as they arrive: a 500 MB library is read without being
     stored (one streamed range request where the source can stream, else `chunk`-sized reads)."""
-    header = source.read(entry.header_offset, 30)
-    if header[:4] != _LOCAL_SIG:
-        raise ZipRangeError(f"{entry.name}: bad local file header")
-    name_len, extra_len = struct.unpack("<HH", header[26:30])
-    start = entry.header_offset + 30 + name_len + extra_len
+    start = _data_start(source, entry)
     if entry.method == 0:
         yield from _compressed_chunks(source, start, entry.size, chunk)
         return

@@ -50,30 +50,51 @@ class ElfError(ValueError):
     """Not an ELF file, or its dynamic segment cannot be read."""
 
 
-def read_dynamic(read: Reader) -> Dynamic:
-    """The dynamic section of an ELF object, read through `read(offset, length)`."""
+def layout(head: bytes) -> tuple[bool, str]:
+    """(64-bit, byte order for struct: "<" or ">") of an ELF header."""
+    return head[4] == 2, "<" if head[5] == 1 else ">"
+
+
+def _ident(read: Reader) -> tuple[bytes, bool, str]:
+    """The ELF header (the first 64 bytes) and its layout; ElfError when it is not one."""
     ident = read(0, 64)
     if len(ident) < 52 or ident[:4] != b"\x7fELF":
         raise ElfError("not an ELF file")
-    is64 = ident[4] == 2
-    endian = "<" if ident[5] == 1 else ">"
+    is64, endian = layout(ident)
+    return ident, is64, endian
+
+
+def program_table(head: bytes, is64: bool, endian: str) -> tuple[int, int, int]:
+    """(file offset, entry size, count) of the program header table, from the ELF header."""
     if is64:
-        (phoff,) = struct.unpack_from(endian + "Q", ident, 0x20)
-        phentsize, phnum = struct.unpack_from(endian + "HH", ident, 0x36)
+        (phoff,) = struct.unpack_from(endian + "Q", head, 0x20)
+        phentsize, phnum = struct.unpack_from(endian + "HH", head, 0x36)
     else:
-        (phoff,) = struct.unpack_from(endian + "I", ident, 0x1C)
-        phentsize, phnum = struct.unpack_from(endian + "HH", ident, 0x2A)
+        (phoff,) = struct.unpack_from(endian + "I", head, 0x1C)
+        phentsize, phnum = struct.unpack_from(endian + "HH", head, 0x2A)
+    return phoff, phentsize, phnum
+
+
+def program_header(table: bytes, at: int, is64: bool, endian: str) -> tuple[int, int, int, int]:
+    """(p_type, p_offset, p_vaddr, p_filesz) of the program header at `at` of `table`."""
+    if is64:
+        p_type, _flags, offset, vaddr, _paddr, filesz = struct.unpack_from(endian + "IIQQQQ", table, at)
+    else:
+        p_type, offset, vaddr, _paddr, filesz = struct.unpack_from(endian + "IIIII", table, at)
+    return p_type, offset, vaddr, filesz
+
+
+def read_dynamic(read: Reader) -> Dynamic:
+    """The dynamic section of an ELF object, read through `read(offset, length)`."""
+    ident, is64, endian = _ident(read)
+    phoff, phentsize, phnum = program_table(ident, is64, endian)
     table = read(phoff, phentsize * phnum)
     if len(table) < phentsize * phnum:
         raise ElfError("truncated program headers")
     loads = []
     dynamic = None
     for number in range(phnum):
-        at = number * phentsize
-        if is64:
-            p_type, _flags, offset, vaddr, _paddr, filesz = struct.unpack_from(endian + "IIQQQQ", table, at)
-        else:
-            p_type, offset, vaddr, _paddr, filesz = struct.unpack_from(endian + "IIIII", table, at)
+        p_type, offset, vaddr, filesz = program_header(table, number * phentsize, is64, endian)
         if p_type == PT_LOAD:
             loads.append((vaddr, offset, filesz))
         elif p_type == PT_DYNAMIC:
@@ -123,11 +144,7 @@ def read_dynamic(read: Reader) -> Dynamic:
 def read_sections(read: Reader) -> dict[str, tuple[int, int]]:
     """Section name -> (file offset, size), from the section header table (often at the end of the file, and
     absent from stripped objects: then empty). ElfError when it lies beyond the bytes that could be read."""
-    ident = read(0, 64)
-    if len(ident) < 52 or ident[:4] != b"\x7fELF":
-        raise ElfError("not an ELF file")
-    is64 = ident[4] == 2
-    endian = "<" if ident[5] == 1 else ">"
+    ident, is64, endian = _ident(read)
     if is64:
         (shoff,) = struct.unpack_from(endian + "Q", ident, 0x28)
         shentsize, shnum, shstrndx = struct.unpack_from(endian + "HHH", ident, 0x3A)

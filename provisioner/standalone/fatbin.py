@@ -300,23 +300,14 @@ def _elf_dynamic_range(head: bytes) -> tuple[int, int] | None:
     """(offset, end) of the PT_DYNAMIC segment, from the program headers in the first KBs."""
     if len(head) < 64:
         return None
-    is64 = head[4] == 2
-    endian = "<" if head[5] == 1 else ">"
-    if is64:
-        (phoff,) = struct.unpack_from(endian + "Q", head, 0x20)
-        phentsize, phnum = struct.unpack_from(endian + "HH", head, 0x36)
-    else:
-        (phoff,) = struct.unpack_from(endian + "I", head, 0x1C)
-        phentsize, phnum = struct.unpack_from(endian + "HH", head, 0x2A)
+    is64, endian = elf.layout(head)
+    phoff, phentsize, phnum = elf.program_table(head, is64, endian)
     for index in range(phnum):
         at = phoff + index * phentsize
         if at + phentsize > len(head):
             return None
-        if is64:
-            p_type, _flags, offset, _vaddr, _paddr, filesz = struct.unpack_from(endian + "IIQQQQ", head, at)
-        else:
-            p_type, offset, _vaddr, _paddr, filesz = struct.unpack_from(endian + "IIIII", head, at)
-        if p_type == 2:
+        p_type, offset, _vaddr, filesz = elf.program_header(head, at, is64, endian)
+        if p_type == elf.PT_DYNAMIC:
             return offset, offset + filesz
     return None
 

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 from provisioner.errors import BadInput
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Collection
+
     from provisioner.tune.report import Dims, Feed, TensorSpec
 from provisioner.validate import ascii_digits, json_value, whole_number
 
@@ -280,51 +282,46 @@ def buckets(sequence: tuple[Feed, ...], per_axis: int = BUCKETS_PER_AXIS) -> tup
     """The padded shape of each run: every dimension that varies is rounded up to one of `per_axis` sizes (the
     largest value, and the values at the thirds of the sorted sizes), so that a few shapes stand for many. ()
     when that would not reduce the number of distinct shapes."""
-    axes = sorted({(name, i) for feed in sequence for name, dims in feed.items() for i in range(len(dims))})
-    levels: dict[tuple[str, int], list[int]] = {}
-    for name, position in axes:
-        values = sorted({feed[name][position] for feed in sequence if name in feed})
-        if len(values) > 1:
-            picks = {
-                values[min(len(values) - 1, math.ceil(len(values) * k / per_axis) - 1)] for k in range(1, per_axis)
-            }
-            levels[(name, position)] = sorted(picks | {values[-1]})
-    if not levels:
-        return ()
-    padded = []
-    for feed in sequence:
-        out: Feed = {}
-        for name, dims in feed.items():
-            out[name] = tuple(
-                next(level for level in levels[(name, i)] if level >= size) if (name, i) in levels else size
-                for i, size in enumerate(dims)
-            )
-        padded.append(out)
-    if len({tuple(sorted(f.items())) for f in padded}) >= len({tuple(sorted(f.items())) for f in sequence}):
-        return ()
-    return tuple(padded)
+    levels = {
+        axis: sorted(
+            {values[min(len(values) - 1, math.ceil(len(values) * k / per_axis) - 1)] for k in range(1, per_axis)}
+            | {values[-1]}
+        )
+        for axis, values in _varying(sequence).items()
+    }
+    return _padded(sequence, levels, lambda axis, size: next(level for level in levels[axis] if level >= size))
 
 
 def fine_buckets(sequence: tuple[Feed, ...], steps: int = FINE_STEPS) -> tuple[Feed, ...]:
     """The padded shape of each run with fine buckets: every dimension that varies rounded up to a multiple of
     `steps` times its sizes' common step (sizes in multiples of 32: to a multiple of 128, at most 96 more). ()
     when that would not reduce the number of distinct shapes."""
+    grain = {axis: math.gcd(*values) * steps for axis, values in _varying(sequence).items()}
+    return _padded(sequence, grain, lambda axis, size: -(-size // grain[axis]) * grain[axis])
+
+
+def _varying(sequence: tuple[Feed, ...]) -> dict[tuple[str, int], list[int]]:
+    """Each dimension (input name, position) that takes more than one size across the runs: its sizes, sorted."""
     axes = sorted({(name, i) for feed in sequence for name, dims in feed.items() for i in range(len(dims))})
-    grain: dict[tuple[str, int], int] = {}
+    varying: dict[tuple[str, int], list[int]] = {}
     for name, position in axes:
         values = sorted({feed[name][position] for feed in sequence if name in feed})
         if len(values) > 1:
-            grain[(name, position)] = math.gcd(*values) * steps
-    if not grain:
+            varying[(name, position)] = values
+    return varying
+
+
+def _padded(
+    sequence: tuple[Feed, ...], axes: Collection[tuple[str, int]], up: Callable[[tuple[str, int], int], int]
+) -> tuple[Feed, ...]:
+    """Each run with the sizes of `axes` rounded `up`; () when that would not reduce the number of distinct shapes."""
+    if not axes:
         return ()
     padded = []
     for feed in sequence:
         out: Feed = {}
         for name, dims in feed.items():
-            out[name] = tuple(
-                -(-size // grain[(name, i)]) * grain[(name, i)] if (name, i) in grain else size
-                for i, size in enumerate(dims)
-            )
+            out[name] = tuple(up((name, i), size) if (name, i) in axes else size for i, size in enumerate(dims))
         padded.append(out)
     if distinct(tuple(padded)) >= distinct(sequence):
         return ()

@@ -17,16 +17,12 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 WH=${WH:?set WH to the wheelhouse folder}
 OUT=${OUT:?set OUT to an output folder}
-TORCH_PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
+# shellcheck source=tests/gpu/common.sh
+. tests/gpu/common.sh
 logs=docs/gpu
 mkdir -p "$logs"
-export NO_COLOR=1 PYTHONUNBUFFERED=1
 
-run() {  # run NAME COMMAND...: keep the command, its output and its exit code
-  local name=$1; shift
-  { echo "\$ $*"; local t0=$SECONDS; "$@" 2>&1; local rc=$?; echo "[exit $rc, $((SECONDS - t0)) s]"; } \
-    | tee "$logs/$name.txt"
-}
+RUN_LOGS=$logs/
 
 # 1. the tool venv, installed from the wheel, offline
 uv venv -q /opt/ortprov --python 3.12
@@ -35,9 +31,7 @@ O=/opt/ortprov/bin/ortprov
 run session-1-detect $O detect
 # tests/gpu/prove_verify_doctor.sh and the GPU pytest files run ortprov as .venv/bin/python -m provisioner:
 # here that is the torch interpreter (it has typer, pyyaml, pytest) with the checkout on PYTHONPATH
-mkdir -p .venv/bin
-printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$PWD" "$TORCH_PY" > .venv/bin/python
-chmod +x .venv/bin/python
+checkout_python
 
 # 2. a fresh venv, from the wheelhouse, using the host's CUDA toolkit and cuDNN
 mkdir -p /root/wh-fresh /root/wh-torch

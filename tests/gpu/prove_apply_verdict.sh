@@ -16,28 +16,17 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 WHEEL=${WHEEL:?set WHEEL to the onnxruntime-gpu wheel}
 OUT=${OUT:?set OUT}
-TORCH_PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
+# shellcheck source=tests/gpu/common.sh
+. tests/gpu/common.sh
 logs=docs/gpu
 mkdir -p "$logs"
-export NO_COLOR=1 PYTHONUNBUFFERED=1
 HIDE=tests/gpu/hide_cuda.sh
-run() {  # run NAME COMMAND...: keep the command, its output and its exit code
-  local name=$1; shift
-  { echo "\$ $*"; local t0=$SECONDS; "$@" 2>&1; local rc=$?; echo "[exit $rc, $((SECONDS - t0)) s]"; } \
-    | tee "$logs/h100-verdict-$name.txt"
-}
-mkdir -p .venv/bin
-printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$PWD" "$TORCH_PY" > .venv/bin/python
-chmod +x .venv/bin/python
+RUN_LOGS=$logs/h100-verdict-
+checkout_python
 O=(.venv/bin/python -m provisioner)
 
 WH=/root/wh
-mkdir -p "$WH"
-cp "$WHEEL" "$WH"/
-run 0-repack "$TORCH_PY" tests/gpu/repack_wheels.py "$WH" nvidia-cublas nvidia-cuda-nvrtc nvidia-cuda-runtime \
-  nvidia-cudnn-cu13 nvidia-cufft nvidia-curand nvidia-nvjitlink numpy protobuf packaging flatbuffers
-"${O[@]}" plan --host tests/hosts/h100-driver580.json --json > "$WH/plan.json"
-run 1-plan "${O[@]}" plan --host tests/hosts/h100-driver580.json
+h100_wheelhouse "$WH"
 
 rm -rf /root/v1 /root/v-dry
 run 2-apply "$HIDE" "${O[@]}" apply --wheelhouse "$WH" --venv /root/v1 --python 3.12 -y

@@ -17,30 +17,19 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 WHEEL=${WHEEL:?set WHEEL to the onnxruntime-gpu wheel}
 OUT=${OUT:?set OUT}
-TORCH_PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
+# shellcheck source=tests/gpu/common.sh
+. tests/gpu/common.sh
 logs=docs/gpu
 mkdir -p "$logs"
-export NO_COLOR=1 PYTHONUNBUFFERED=1
 HIDE=tests/gpu/hide_cuda.sh
 MODEL=provisioner/verify/models/check.onnx
-run() {  # run NAME COMMAND...: keep the command, its output and its exit code
-  local name=$1; shift
-  { echo "\$ $*"; local t0=$SECONDS; "$@" 2>&1; local rc=$?; echo "[exit $rc, $((SECONDS - t0)) s]"; } \
-    | tee "$logs/h100-hook-$name.txt"
-}
+RUN_LOGS=$logs/h100-hook-
 # ortprov from the checkout, run by the torch interpreter (typer, pyyaml, requests are there)
-mkdir -p .venv/bin
-printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$PWD" "$TORCH_PY" > .venv/bin/python
-chmod +x .venv/bin/python
+checkout_python
 O=(.venv/bin/python -m provisioner)
 
 WH=/root/wh
-mkdir -p "$WH"
-cp "$WHEEL" "$WH"/
-run 0-repack "$TORCH_PY" tests/gpu/repack_wheels.py "$WH" nvidia-cublas nvidia-cuda-nvrtc nvidia-cuda-runtime \
-  nvidia-cudnn-cu13 nvidia-cufft nvidia-curand nvidia-nvjitlink numpy protobuf packaging flatbuffers
-"${O[@]}" plan --host tests/hosts/h100-driver580.json --json > "$WH/plan.json"
-run 1-plan "${O[@]}" plan --host tests/hosts/h100-driver580.json
+h100_wheelhouse "$WH"
 
 # 2-3. a fresh venv
 run 2-apply-fresh "$HIDE" "${O[@]}" apply --wheelhouse "$WH" --venv /root/fresh --python 3.12 -y

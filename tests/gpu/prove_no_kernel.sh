@@ -28,18 +28,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
-TORCH_PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
+# shellcheck source=tests/gpu/common.sh
+. tests/gpu/common.sh
 WHEEL=${WHEEL:-$(ls ~/ort-wheel/onnxruntime_gpu-1.31.1-*.whl 2>/dev/null | head -1)}
 [ -f "$WHEEL" ] || { echo "no onnxruntime-gpu 1.31.1 wheel: set WHEEL" >&2; exit 2; }
 mkdir -p "$OUT"
-export NO_COLOR=1 PYTHONUNBUFFERED=1
 MODEL=provisioner/verify/models/check.onnx
 SITE=/tmp/site
-run() {  # run NAME COMMAND...: keep the command, its output and its exit code
-  local name=$1; shift
-  { echo "\$ $*"; local t0=$SECONDS; "$@" 2>&1; local rc=$?; echo "[exit $rc, $((SECONDS - t0)) s]"; } \
-    | tee "$OUT/no-kernel-$name.txt"
-}
+RUN_LOGS=$OUT/no-kernel-
 # ortprov from this checkout, run by the torch interpreter (typer, pyyaml, requests are there); the target sees the
 # GPU wheel first through PYTHONPATH (inherited by ortprov's child processes in the target)
 O=(env "PYTHONPATH=$SITE:$PWD" "$TORCH_PY" -m provisioner)

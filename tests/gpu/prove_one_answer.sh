@@ -14,18 +14,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
-TORCH_PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
-export NO_COLOR=1 PYTHONUNBUFFERED=1
-mkdir -p .venv/bin "$OUT"
-printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$PWD" "$TORCH_PY" > .venv/bin/python
-chmod +x .venv/bin/python
+# shellcheck source=tests/gpu/common.sh
+. tests/gpu/common.sh
+mkdir -p "$OUT"
+checkout_python
 O=(.venv/bin/python -m provisioner)
 status=0
-run() {  # run NAME COMMAND...: keep the command, its output and its exit code
-  local name=$1; shift
-  { echo "\$ $*"; local t0=$SECONDS; "$@" 2>&1; local rc=$?; echo "[exit $rc, $((SECONDS - t0)) s]"; } \
-    | tee "$OUT/one-answer-$name.txt"
-}
+RUN_LOGS=$OUT/one-answer-
 
 "${O[@]}" plan --json --python "$TORCH_PY" > "$OUT/one-answer-plan.json" 2> "$OUT/one-answer-plan.err"
 echo "plan: exit $?"

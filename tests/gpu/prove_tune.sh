@@ -30,7 +30,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:?set OUT}
-TORCH_PY=${TORCH_PY:-/opt/torch/.venv/bin/python3}
+# shellcheck source=tests/gpu/common.sh
+. tests/gpu/common.sh
 ORT_SITE=${ORT_SITE:-/tmp/site}
 MODELS=${MODELS:-$PWD/.device-cache/models}
 DET_BUDGET=${DET_BUDGET:-180}
@@ -39,7 +40,6 @@ IMAGES=${IMAGES:-24}
 logs=docs/gpu
 tag=h100-tune-s5
 mkdir -p "$logs" "$OUT"
-export NO_COLOR=1 PYTHONUNBUFFERED=1
 
 if [ -n "${RAPIDOCR_WHEEL:-}" ]; then
   MODELS=/tmp/ortprov-tune-models
@@ -64,12 +64,8 @@ fi
 # onnxruntime-gpu first, then the checkout (ortprov runs from it, with the target's interpreter)
 export PYTHONPATH=$ORT_SITE:$PWD
 
-run() {  # run NAME COMMAND...: keep the command, its output and its exit code (in docs/gpu and, at once, in $OUT)
-  local name=$1; shift
-  { echo "\$ $*"; local t0=$SECONDS; "$@" 2>&1; local rc=$?; echo "[exit $rc, $((SECONDS - t0)) s]"; } \
-    | tee "$logs/$tag-$name.txt"
-  cp "$logs/$tag-$name.txt" "$OUT/"
-}
+RUN_LOGS=$logs/$tag-
+RUN_ALSO=$OUT
 tune() {  # tune NAME MODEL BUDGET: ortprov tune --json, its progress, then the JSON rendered as text
   local name=$1 model=$2 budget=$3
   { echo "\$ ortprov tune $model --python $TORCH_PY --budget $budget --json"; local t0=$SECONDS

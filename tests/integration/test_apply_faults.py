@@ -17,6 +17,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -29,6 +30,9 @@ from tests.support.cli import ortprov_argv
 from tests.support.envs import clean_env, freeze, make_venv, tree_digest, venv_python
 from tests.support.index_server import Fault, IndexServer
 from tests.support.wheels import build_wheels, damage, ort_family
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 pytestmark = pytest.mark.e2e
 
@@ -362,18 +366,25 @@ def _chattr(flag: str, path: Path) -> bool:
     return subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
 
 
+@contextlib.contextmanager
+def _immutable(path: Path) -> Iterator[None]:
+    """`path` immutable (chattr +i) for the block; the test skipped where that is refused."""
+    if shutil.which("chattr") is None or not _chattr("+i", path):
+        pytest.skip("chattr +i is refused here (not root, or the file system has no such attribute)")
+    try:
+        yield
+    finally:
+        _chattr("-i", path)
+
+
 @pytest.mark.parametrize("installer", ["pip", "uv"])
 def test_an_immutable_file_the_plan_touches_stops_the_apply_before_any_change(
     tmp_path: Path, template: Path, index: IndexServer, installer: str
 ) -> None:
     case = Case(tmp_path, template, index, installer)
     frozen = case.site / "onnxruntime" / "__init__.py"
-    if shutil.which("chattr") is None or not _chattr("+i", frozen):
-        pytest.skip("chattr +i is refused here (not root, or the file system has no such attribute)")
-    try:
+    with _immutable(frozen):
         done = case.run()
-    finally:
-        _chattr("-i", frozen)
     assert done.returncode == 1, done.stderr
     assert f"{frozen}: immutable (chattr +i)" in done.stderr
     assert "Traceback" not in done.stderr
@@ -625,12 +636,8 @@ def test_without_a_prediction_an_unchangeable_file_outside_the_plan_does_not_sto
     does not touch, is no reason to refuse (it used to be "cannot change 1 paths the plan touches")."""
     case = Case(tmp_path, template, index, "pip")
     frozen = next(case.site.glob("pip/__init__.py"))
-    if shutil.which("chattr") is None or not _chattr("+i", frozen):
-        pytest.skip("chattr +i is refused here (not root, or the file system has no such attribute)")
-    try:
+    with _immutable(frozen):
         done = case.run()
-    finally:
-        _chattr("-i", frozen)
     assert done.returncode == 0, done.stderr
     assert "cannot change" not in done.stderr
     assert case.state() == "applied" and case.leftovers() == []

@@ -624,24 +624,14 @@ def _hit(library: str, number: str, filename: str) -> LibraryHit:
     return LibraryHit(library, number, filename, f"/usr/local/cuda/lib64/{filename}", "cuda_toolkit")
 
 
-CUDA13_TOOLKIT = tuple(
-    _hit(lib, "13" if lib != "curand" else "10", name)
-    for lib, name in (
-        ("cudart", "libcudart.so.13"),
-        ("cublas", "libcublas.so.13"),
-        ("cublasLt", "libcublasLt.so.13"),
-        ("curand", "libcurand.so.10"),
-    )
-)
-CUDA12_TOOLKIT = tuple(
-    _hit(lib, "12" if lib != "curand" else "10", name)
-    for lib, name in (
-        ("cudart", "libcudart.so.12"),
-        ("cublas", "libcublas.so.12"),
-        ("cublasLt", "libcublasLt.so.12"),
-        ("curand", "libcurand.so.10"),
-    )
-)
+def _toolkit(major: str) -> tuple[LibraryHit, ...]:
+    """A CUDA toolkit's libraries in the ld.so cache (cuRAND keeps its own number, 10)."""
+    numbers = {"cudart": major, "cublas": major, "cublasLt": major, "curand": "10"}
+    return tuple(_hit(lib, number, f"lib{lib}.so.{number}") for lib, number in numbers.items())
+
+
+CUDA13_TOOLKIT = _toolkit("13")
+CUDA12_TOOLKIT = _toolkit("12")
 CUDNN9 = (_hit("cudnn", "9", "libcudnn.so.9"),)
 
 
