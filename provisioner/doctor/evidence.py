@@ -194,7 +194,7 @@ _DRIVER_WORDS = re.compile(
 )
 _PACKAGE_WORDS = re.compile(
     r"onnx|ort|wheel|platform|pip|install|tensorrt|module|requirement|\buv\b|conda|distribution|version|package|"
-    r"nuget|jar|crate|get_device|cpu|gpu|^\W{0,4}\w{0,3}$"
+    r"nuget|jar|crate|get_device|cpu|gpu|nvidia-|torch|pycuda|^\W{0,4}\w{0,3}$"  # (the rows of patterns.DIST_BODY)
 )
 _LIBRARY_WORDS = re.compile(
     r"\.so|dll|dlopen|librar|module|error 1|126|127|1114|193|win32|zlib|pybind|visual c|vcruntime|msvc|vc_?redist|"
@@ -253,6 +253,7 @@ class _Reader:
         self.driver_line = ""
         self.container: str | None = None
         self.wsl = False
+        self.conda_not_found = False  # inside conda's list of packages not found
         self.visible: dict[str, str] = {}
         self.os_votes = {"windows": 0, "linux": 0, "darwin": 0}
         self.arch: str | None = None
@@ -413,10 +414,19 @@ class _Reader:
         elif self.pip_show and (hit := P.PIP_SHOW_VERSION.match(raw)):
             self.add("dists", Seen(f"{self.pip_show} {hit.group(1)}", line))
             self.pip_show = None
-        if ("wheel" in lower or "distribution" in lower or "find" in lower) and (
+        if ("wheel" in lower or "distribution" in lower or "find" in lower or "provides" in lower) and (
             P.NO_WHEEL.search(raw) or P.NO_WHEEL_SAID.search(raw)
         ):
             self.signal("no-wheel", line)
+        # conda: "PackagesNotFoundError: The following packages are not available from current channels:" and the
+        # packages, one a line ("  - onnxruntime-gpu") after it
+        if "not available from current channels" in lower:
+            self.conda_not_found = True
+        elif self.conda_not_found:
+            if "current channels" in lower:  # the list of channels follows, not of packages
+                self.conda_not_found = False
+            elif P.CONDA_MISSING_ROW.search(raw):
+                self.signal("no-wheel", line)
         if "tensorrt" in lower and P.NO_TENSORRT.search(raw):
             self.signal("tensorrt-absent", line)
         if self.device_call and (answer := P.DEVICE_ANSWER.match(raw.strip())):
@@ -691,6 +701,7 @@ class _Reader:
             "cudnn" in lower
             and P.INIT_FAILED.search(raw)
             and re.search(r"CUDNN failure|CUDNN_STATUS|CUDNN error", raw, re.I)
+            and "alloc_failed" not in lower  # cuDNN could not allocate its workspace: out of memory, not cuDNN missing
         ):
             self.signal("cudnn-init-failed", line)
         if any(w in lower for w in _DIFFER_WORDS) and P.DIFFER.search(raw) and re.search(_DEVICE_WORDS, lower):

@@ -66,7 +66,10 @@ def _missing_library(c: Case, e: LoadError) -> Finding | None:
         return c.finding("zlibwapi-missing", "zlibwapi.dll (needed by older cuDNN on Windows) is missing", lines)
     listed = {s.value.split(" ", 1)[0]: s.line for s in c.ev.distributions}
     if e.family in ("nvinfer", "nvonnxparser"):
-        wheel = next((ln for n, ln in listed.items() if n.startswith("tensorrt")), None)
+        trt = [s for s in c.ev.distributions if s.value.startswith("tensorrt")]
+        wheel = trt[0].line if trt else None
+        if trt and e.major and all(version_major(s.value.split(" ", 1)[1]) != int(e.major) for s in trt):
+            return None  # TensorRT of another major is installed: tensorrt.py's tensorrt-major-mismatch says so
         if wheel:
             title = f"TensorRT is installed ({wheel}) but {name} is not found"
             return c.finding("library-not-on-path", title, (*lines, wheel), "nvinfer")
@@ -510,6 +513,9 @@ def driver_too_old(c: Case) -> list[Finding]:
             "the driver supports"
         )
         found.append(c.finding("driver-too-old", title, (c.errors["cudaErrorUnsupportedPtxVersion"], ev.driver_line)))
+    if "cudaErrorCallRequiresNewerDriver" in c.errors:
+        title = "the CUDA runtime calls a function the installed driver lacks (CUDA error 36): the driver is older"
+        found.append(c.finding("driver-too-old", title, (c.errors["cudaErrorCallRequiresNewerDriver"], ev.driver_line)))
     driver_says = ev.driver.cuda_version if ev.driver else None
     driver_cuda = version_major(driver_says) if driver_says else None
     if driver_cuda is not None and c.build_cuda and driver_cuda < c.build_cuda[0]:
@@ -676,9 +682,14 @@ def cudnn_missing(c: Case) -> list[Finding]:
                 "cudnn-missing", "installing cuDNN fixed it (the log says so): cuDNN was missing", (said.line,), "cudnn"
             )
         )
-    if c.ev.signal("cudnn-status") or c.ev.signal("cudnn-init-failed"):
+    # cuDNN failing at its start, unless it failed for want of GPU memory (CUDNN_STATUS_ALLOC_FAILED on that line)
+    lines = tuple(
+        line
+        for line in c.ev.lines("cudnn-status") + c.ev.lines("cudnn-init-failed")
+        if "alloc_failed" not in line.lower()
+    )
+    if lines:
         title = "cuDNN could not be initialised (missing, incomplete or mismatched)"
-        lines = c.ev.lines("cudnn-status") + c.ev.lines("cudnn-init-failed")
         found.append(c.finding("cudnn-missing", title, lines, "cudnn"))
     return found
 

@@ -198,6 +198,8 @@ def _cut(raw_a: str, raw_b: str, a: str, b: str, width: int | None) -> str | Non
         return ""
     if console and raw_b[:1] == " " and raw_b[1:2].isalpha():
         return " "
+    if console and raw_b[:1] in ".:" and _NAME.fullmatch(_tail(a)):
+        return ""  # cut right after a library's name or inside its version: "libcuda.so.1" + ": cannot open"
     tail, found = _tail(a), _HEAD.match(b)
     head = found.group(0).rstrip(".") if found else ""
     cut_in_word = not raw_a[-1:].isspace() and not raw_b[:1].isspace()  # a space at the cut: between words

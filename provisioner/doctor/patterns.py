@@ -695,7 +695,7 @@ PYTHON_32BIT = _compile(r"\b32[ -]?bit\b|\bwin32\b(?!\s*(?:api|error))|\bx86\b(?
 # --- packages --------------------------------------------------------------------------------------------------
 NOT_INSTALLED = _compile(
     r"(?<![-\w])onnxruntime(?![-_.\w])\s(?:package\s)?(?:is|was)\s(?:\w{1,10}\s)?not\sinstalled|"
-    rf"No module named {Q}onnxruntime{Q}|No module named {Q}onnxruntime\.capi|"
+    rf"No module named {Q}onnxruntime{Q}|No module named {Q}onnxruntime\.capi|No module named onnxruntime$|"
     rf"DistributionNotFound: The {Q}onnxruntime|PackageNotFoundError: {Q}?onnxruntime|"
     r"No matching distribution found for onnxruntime\b(?!-gpu)(?!_gpu)|"
     rf"The {Q}?onnxruntime(?:[-_]gpu)?{Q}? distribution was not found",
@@ -711,13 +711,19 @@ BROKEN_PACKAGE = _compile(
 NO_WHEEL = _compile(
     r"No matching distribution found for (?:onnxruntime[-_]gpu|onnxruntime)|Could not find a version that "
     r"satisfies the requirement onnxruntime|"
-    r"has no wheels with a(?: matching (?:Python ABI|platform|Python implementation)|\s{0,3}$)|"
+    r"ha(?:s|ve) no wheels with a(?: matching (?:Python ABI|platform|Python implementation|Python version)|\s{0,3}$)|"
+    # conda / mamba / poetry finding no onnxruntime package for the platform or Python
+    r"nothing provides (?:requested )?onnxruntime|Unable to find installation candidates for onnxruntime|"
     r"is not a supported wheel on this platform|no wheels? (?:are |is )?(?:available|published) for|"
     # uv: "Distribution `onnxruntime-gpu==1.20.2 @ registry+...` can't be installed because it doesn't have a
     # source distribution or wheel for the current platform"
     r"doesn'?t have a source distribution or wheel for the current platform|"
     r"only has wheels for the following platforms",
     re.I,
+)
+# a row of conda's PackagesNotFoundError list naming an onnxruntime package
+CONDA_MISSING_ROW = _compile(
+    r"(?:^|\s)(?:-\s{1,3})?onnxruntime(?:[-_]gpu)?(?:\s{0,3}[=<>][\w.*=<>,]{0,40})?\s{0,4}$", re.I
 )
 # pip's failure in the user's words, on a line about pip or the package
 NO_WHEEL_SAID = _compile(

@@ -301,7 +301,9 @@ def read_log_text(text: str, python: str = "python", matrix: Matrix | None = Non
     fixes = log_fixes(python, evidence, matrix)
     from provisioner.doctor.tensorrt import log_findings  # TensorRT's evidence and rules, in their own module
 
-    # TensorRT's reader reads the scanned lines as pasted, and the wrapped ones joined (normalize.logical_lines)
-    joined = [line.text for line in logical if line.last != line.first]
+    # TensorRT's reader reads the scanned lines as pasted, and those normalize.logical_lines changed (wrapped lines
+    # joined, a timestamp's or a service's prefix removed) as the program printed them
+    pasted = dict(lines)
+    joined = [line.text for line in logical if line.last != line.first or line.text != pasted[line.first].strip()]
     trt_text = candidate_text(lines) + ("\n\n" + "\n".join(joined) if joined else "")
     return decide_log(evidence, fixes, matrix, log_findings(trt_text, fixes, matrix)), evidence

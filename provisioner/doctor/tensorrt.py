@@ -44,6 +44,8 @@ _STALE = re.compile(
     r"engine plan file is not compatible with this version of TensorRT|"
     r"engine plan file is generated on an incompatible (?:device|version)|"
     r"Version tag does not match|Magic tag does not match|"
+    # TensorRT's warning on an engine built on another GPU model
+    r"Using an engine plan file across different models of devices|"
     r"TensorRT EP could not deserialize engine from cache",
     re.I,
 )
