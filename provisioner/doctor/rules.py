@@ -292,6 +292,9 @@ def analyze_log(text: str, python: str = "python", matrix: Matrix | None = None)
     return read_log_text(text, python, matrix)[0]
 
 
+_TRT_WORDS = ("tensorrt", "nvinfer", "trt", "engine", "pycuda")  # what doctor/tensorrt.py's patterns need in a line
+
+
 def read_log_text(text: str, python: str = "python", matrix: Matrix | None = None) -> tuple[list[Finding], LogEvidence]:
     """(findings, the facts read): `analyze_log` with what it read, for "no known failure recognised"."""
     text, cut = bounded(text)
@@ -304,6 +307,11 @@ def read_log_text(text: str, python: str = "python", matrix: Matrix | None = Non
     # TensorRT's reader reads the scanned lines as pasted, and those normalize.logical_lines changed (wrapped lines
     # joined, a timestamp's or a service's prefix removed) as the program printed them
     pasted = dict(lines)
-    joined = [line.text for line in logical if line.last != line.first or line.text != pasted[line.first].strip()]
+    joined = [
+        line.text
+        for line in logical
+        if line.last != line.first
+        or (line.text != pasted[line.first].strip() and any(w in line.text.lower() for w in _TRT_WORDS))
+    ]
     trt_text = candidate_text(lines) + ("\n\n" + "\n".join(joined) if joined else "")
     return decide_log(evidence, fixes, matrix, log_findings(trt_text, fixes, matrix)), evidence
