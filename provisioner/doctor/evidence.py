@@ -706,6 +706,10 @@ class _Reader:
             self.signal("cudnn-init-failed", line)
         if any(w in lower for w in _DIFFER_WORDS) and P.DIFFER.search(raw) and re.search(_DEVICE_WORDS, lower):
             self.signal("results-differ", line)
+        if ("tolerance" in lower or "mismatched" in lower) and P.ALLCLOSE_FAILED.search(raw):
+            self.signal("allclose-failed", line)
+        if "allclose" in lower and P.ALLCLOSE_CALL.search(raw):
+            self.signal("allclose-gpu", line)
         if any(w in lower for w in ("decimal", "digit", "significant", "1e-", "0.0000")) and P.TINY_DIFFERENCE.search(
             raw
         ):

@@ -930,6 +930,8 @@ def gpu_results_differ(c: Case) -> list[Finding]:
     if c.ev.signal("tiny-difference"):
         return []  # differences at the fourth decimal or later: float rounding (TF32, kernel choice), not an error
     lines = c.ev.lines("results-differ")
+    if (failed := c.ev.signal("allclose-failed")) and (call := c.ev.signal("allclose-gpu")):
+        lines = (*lines, call.line, failed.line)  # numpy's comparison of the GPU's outputs with the CPU's failed
     return [c.finding("gpu-results-differ", "the GPU's results differ from the CPU's", lines)] if lines else []
 
 

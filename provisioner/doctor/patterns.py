@@ -759,9 +759,14 @@ NODE_FAILED = _compile(
 TINY_DIFFERENCE = _compile(
     r"(?:to|at|from|in) (?:about |around |the )?(?:[4-9]|four|five|six|seven|eight|fifth|sixth|seventh|eighth)(?:th)? "
     r"(?:decimal|digit|significant)|"
-    r"(?:decimal|digit)s? (?:place )?(?:[4-9]|four|five|six)\b|\b1e-0?(?:[5-9]|1\d)\b|\b0\.0000\d",
+    # (a tolerance given, "atol=1e-05", is no difference seen)
+    r"(?:decimal|digit)s? (?:place )?(?:[4-9]|four|five|six)\b|(?<!tol=)(?<!tol )\b1e-0?(?:[5-9]|1\d)\b|\b0\.0000\d",
     re.I,
 )
+# numpy.testing.assert_allclose failing ("Not equal to tolerance", "Mismatched elements: 312 / 1000"), and its call
+# comparing a GPU (CUDA) session's outputs with the CPU's
+ALLCLOSE_FAILED = _compile(r"Not equal to tolerance|Mismatched elements: [1-9]", re.I)
+ALLCLOSE_CALL = _compile(r"(?:assert_allclose|allclose)\([^\n]{0,200}(?:gpu|cuda|trt)", re.I)
 # the user (or the thread) says the libraries are not on the loader's path
 NOT_ON_PATH_SAID = _compile(
     r"(?:cuda|cudnn|cublas|nvidia|libcu\w{0,20}|\.dll|\.so)[^\n]{0,60}(?:missing from|not (?:in|on|added to|"

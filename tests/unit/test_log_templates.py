@@ -112,3 +112,13 @@ def test_the_templates_cover_every_source_and_cause():
     assert {"cudnn-missing", "cuda-library-missing", "cpu-package-only", "gpu-provider-failed", "no-driver"} <= codes
     assert all(len(words) >= 7 for words in DATA["windows_errors"].values())  # the loader's words, in languages
     assert sum(1 for _ in itertools.chain.from_iterable(fillings(t) for t in DATA["templates"])) >= 100
+
+
+def test_every_code_a_log_can_show_has_templates():
+    """Each finding code with a log rule (rules.RULES) or read by doctor/tensorrt.py has the messages of its cause."""
+    from provisioner.doctor.rules import RULES
+    from provisioner.doctor.tensorrt import CODES as TENSORRT_CODES
+
+    readable = {r.code for r in RULES if r.on_log is not None} | set(TENSORRT_CODES)
+    covered = {code for t in DATA["templates"] for _, code in fillings(t)}
+    assert readable - covered == set()
