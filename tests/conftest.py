@@ -6,6 +6,8 @@
   share one). Module and session fixtures get a folder of their own for the session. A test that needs its own
   cache sets its own, as before.
 - A test that needs PyPI (`network`) is end to end (`e2e`): the default run leaves both out.
+- A test may leave lines for the end of the run (`record_property("summary", text)`): they are printed after the
+  results, also from xdist workers (the held-out score of the log reader).
 """
 
 from __future__ import annotations
@@ -26,6 +28,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("network") and not item.get_closest_marker("e2e"):
             item.add_marker(pytest.mark.e2e)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The lines tests recorded as `summary`, once each, after the results."""
+    lines = [
+        str(value)
+        for kind in ("passed", "failed")
+        for report in terminalreporter.stats.get(kind, [])
+        if getattr(report, "when", "call") == "call"
+        for name, value in getattr(report, "user_properties", [])
+        if name == "summary"
+    ]
+    if lines:
+        terminalreporter.write_sep("-", "summary")
+        for line in dict.fromkeys(lines):
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture(autouse=True)
