@@ -24,6 +24,7 @@ from provisioner.errors import OrtprovError
 
 LOCK_NAME = ".ortprov-apply.lock"
 DEAD_HOLDER_WAIT = 10.0  # seconds to wait for an installer whose ortprov is gone (it is being killed with it)
+DRY_RUN_WAIT = 60.0  # seconds a dry run (it changes nothing) waits for a live apply or another dry run to finish
 UV_LOCK = ".lock"  # uv's own lock file at the top of a venv it touches
 
 
@@ -85,15 +86,17 @@ class ApplyLock:
         self.fd = None
 
 
-def acquire(prefix: str, *, dead_holder_wait: float = DEAD_HOLDER_WAIT) -> ApplyLock:
-    """Lock the target at `prefix`. Busy when another apply holds it (at once), or when the installer of a
-    killed apply still holds it after `dead_holder_wait` seconds; OrtprovError when the lock cannot be created
-    (a folder ortprov may not write to: it could not change the environment either)."""
+def acquire(prefix: str, *, dead_holder_wait: float = DEAD_HOLDER_WAIT, busy_wait: float = 0.0) -> ApplyLock:
+    """Lock the target at `prefix`. Busy when another apply holds it (after `busy_wait` seconds: 0 for an apply,
+    which must not queue behind another's changes unseen; a dry run waits, since it only reads), or when the
+    installer of a killed apply still holds it after `dead_holder_wait` seconds; OrtprovError when the lock cannot
+    be created (a folder ortprov may not write to: it could not change the environment either)."""
     path = Path(prefix) / LOCK_NAME
     uv_lock = Path(prefix) / UV_LOCK
     if fcntl is None:
         return ApplyLock(path, None, uv_lock.exists())
     deadline: float | None = None
+    busy_until = time.monotonic() + busy_wait
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -112,6 +115,9 @@ def acquire(prefix: str, *, dead_holder_wait: float = DEAD_HOLDER_WAIT) -> Apply
                 raise
             holder = read_holder(path)
             if holder.pid is not None and holder.pid != os.getpid() and alive(holder.pid):
+                if time.monotonic() < busy_until:
+                    time.sleep(0.1)
+                    continue
                 raise Busy(
                     f"another `ortprov apply` (pid {holder.pid}) is changing {prefix}",
                     hint="wait for it to finish, then run again",

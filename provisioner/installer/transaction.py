@@ -36,7 +36,7 @@ from provisioner.installer.events import (
     StepSkipped,
     StepStarted,
 )
-from provisioner.installer.lock import UV_LOCK, ApplyLock, Busy
+from provisioner.installer.lock import DRY_RUN_WAIT, UV_LOCK, ApplyLock, Busy
 from provisioner.installer.lock import acquire as acquire_lock
 from provisioner.installer.predict import diff, hook_work, predict
 from provisioner.installer.recovery import listing, settle, unchanged
@@ -116,7 +116,7 @@ def locked(prefix: str, python: str, listener: Listener, *, dry_run: bool = Fals
         try:
             with guard.interruptible():
                 try:
-                    lock = acquire_lock(prefix)
+                    lock = acquire_lock(prefix, busy_wait=DRY_RUN_WAIT if dry_run else 0.0)
                 except Busy:
                     raise
                 except OrtprovError:

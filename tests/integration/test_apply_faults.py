@@ -315,11 +315,15 @@ def test_two_applies_at_once_one_paused_during_its_snapshot(
     second = case.run()
     assert second.returncode == 1, second.stderr
     assert f"another `ortprov apply` (pid {first.pid}) is changing" in second.stderr
-    dry = case.run(None, "--dry-run")
-    assert dry.returncode == 1 and f"(pid {first.pid}) is changing" in dry.stderr  # the same words
+    dry = case.start(None, "--dry-run")  # a dry run changes nothing: it waits for the lock (DRY_RUN_WAIT)
+    time.sleep(2)
+    assert dry.poll() is None, dry.communicate()
     os.kill(first.pid, signal.SIGCONT)
     _, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
+    dry_out, dry_err = dry.communicate(timeout=300)
+    assert dry.returncode == 0, dry_err
+    assert "nothing was changed (dry run)" in dry_err + dry_out  # read after the first apply: its result
     assert case.state() == "applied"
     assert case.leftovers() == []
     TALLY[f"{installer} two at once: refused, then applied"] += 1
