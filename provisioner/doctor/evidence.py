@@ -700,11 +700,11 @@ class _Reader:
         if (
             "cudnn" in lower
             and P.INIT_FAILED.search(raw)
-            and re.search(r"CUDNN failure|CUDNN_STATUS|CUDNN error", raw, re.I)
+            and _CUDNN_ERROR.search(raw)
             and "alloc_failed" not in lower  # cuDNN could not allocate its workspace: out of memory, not cuDNN missing
         ):
             self.signal("cudnn-init-failed", line)
-        if any(w in lower for w in _DIFFER_WORDS) and P.DIFFER.search(raw) and re.search(_DEVICE_WORDS, lower):
+        if any(w in lower for w in _DIFFER_WORDS) and P.DIFFER.search(raw) and _DEVICE_WORDS.search(lower):
             self.signal("results-differ", line)
         if ("tolerance" in lower or "mismatched" in lower) and P.ALLCLOSE_FAILED.search(raw):
             self.signal("allclose-failed", line)
@@ -904,6 +904,7 @@ _DIFFER_WORDS = (
     *("误差", "tolerance", "value", "label", "prediction", "accuracy"),
 )
 _DEVICE_WORDS = re.compile(r"gpu|cuda|cpu|显卡|provider")
+_CUDNN_ERROR = re.compile(r"CUDNN failure|CUDNN_STATUS|CUDNN error", re.I)
 _NOT_FIXED = re.compile(r"(?:n't|\bnot|\bnever|\bno longer|\bstill)\s(?:\w+\s)?(?:fix|solv|resolv|work|help)")
 _ARM_WORDS = ("aarch64", "arm64", "jetson", "tegra", "l4t", "orin", "xavier")
 _BITS = re.compile(r"python|bit|platform|architecture|win32")

@@ -796,9 +796,9 @@ LIBRARY_PRESENT = _compile(
 )
 # a hypothetical error ("if it is showing Could not load ... 'libcudart.so.10.0', you need CUDA 10.0"): not this log's
 HYPOTHETICAL = _compile(r"\bif (?:it|you|the \w{1,20})(?:'re| are| is)? (?:\w{1,12} )?(?:show|see|get|say|print)", re.I)
-# a question or a guess naming a library: "Maybe zlibwapi.dll is missing?"
+# a question or a guess naming a library: "Maybe zlibwapi.dll is missing?"; speculation: a guess, or any question
 GUESS = _compile(r"\b(?:maybe|perhaps|possibly|might|could it be|is it)\b[^\n]{0,80}\?", re.I)
-SPECULATION = _compile(r"\b(?:maybe|perhaps|possibly|might|could it be|is it)\b[^\n]{0,80}\?|\?\s{0,3}$", re.I)
+SPECULATION = _compile(GUESS.pattern + r"|\?\s{0,3}$", re.I)
 # ultralytics' AutoUpdate failing: nothing was installed
 AUTOUPDATE_FAILED = _compile(
     r"Retry \d/\d failed|AutoUpdate[^\n]{0,40}failed|returned non-zero exit status|pip: command not found", re.I
