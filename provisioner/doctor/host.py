@@ -30,7 +30,11 @@ from provisioner.plan import LOADER_HOOK, Plan, step_argv
 from provisioner.versions import major
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from provisioner.facts import Gpu
     from provisioner.matrix.model import Matrix, OrtBuild
+    from provisioner.matrix.query import DriverGpuGap
     from provisioner.verify.report import Failure, VerifyReport
 
 __all__ = ["Finding", "diagnose", "is_healthy"]
@@ -150,6 +154,16 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
     return found
 
 
+def _driver_gaps(facts: HostFacts, matrix: Matrix) -> Iterator[tuple[Gpu, DriverGpuGap]]:
+    """Each GPU the host's driver cannot run, with why (matrix/query.driver_gpu_gap, on the host's OS)."""
+    driver, windows = facts.driver, facts.platform.os == "windows"
+    for gpu in facts.visible_gpus or facts.gpus:
+        cc = gpu.compute_capability
+        gap = driver_gpu_gap(matrix, cc, driver.version, driver.cuda_version, windows) if cc else None
+        if gap is not None:
+            yield gpu, gap
+
+
 def driver_gpu_findings(facts: HostFacts, matrix: Matrix, fixes: Fixes) -> list[Finding]:
     """A driver that cannot run the host's GPU at all, whatever build is installed (the planner's rule 0,
     matrix/query.driver_gpu_gap): driver-too-old when its CUDA predates the GPU, unsupported-gpu-arch when its
@@ -157,12 +171,8 @@ def driver_gpu_findings(facts: HostFacts, matrix: Matrix, fixes: Fixes) -> list[
     driver = facts.driver
     if not driver.present or not (driver.version or driver.cuda_version):
         return []
-    windows = facts.platform.os == "windows"
-    for gpu in facts.visible_gpus or facts.gpus:
+    for gpu, gap in _driver_gaps(facts, matrix):
         cc = gpu.compute_capability
-        gap = driver_gpu_gap(matrix, cc, driver.version, driver.cuda_version, windows) if cc else None
-        if gap is None:
-            continue
         code = "driver-too-old" if gap.kind == "too-old" else "unsupported-gpu-arch"
         has = f"driver {driver.version or '?'}" + (f" (CUDA {driver.cuda_version})" if driver.cuda_version else "")
         return [
@@ -253,11 +263,7 @@ def _with_gpu_code_fix(finding: Finding, facts: HostFacts, matrix: Matrix, pytho
     that holds code for that GPU (the log rules alone know no compute capability)."""
     if finding.code != "unsupported-gpu-arch" or "build onnxruntime from source" in finding.fix:
         return finding
-    if any(
-        driver_gpu_gap(matrix, g.compute_capability, facts.driver.version, facts.driver.cuda_version)
-        for g in facts.visible_gpus or facts.gpus
-        if g.compute_capability
-    ):
+    if next(_driver_gaps(facts, matrix), None):
         return finding  # the driver cannot run this GPU: no build's code helps (driver_gpu_findings says which driver)
     if forced_ptx_jit(facts.environment.cuda_force_ptx_jit):  # another build would not help: the variable is the cause
         fix = finding.fix if finding.fix.startswith("unset ") else UNSET_PTX_JIT
