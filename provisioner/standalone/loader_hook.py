@@ -163,27 +163,36 @@ def wheel_libraries(
     from . import libnames
 
     index: dict[str, str] = {}
-    trt_dirs = [d for d in (tensorrt_dirs if tensorrt_dirs is not None else ["tensorrt_libs"]) if isinstance(d, str)]
+    trt_dirs = tensorrt_dirs if tensorrt_dirs is not None else ["tensorrt_libs"]
     roots = [entry for entry in paths if entry and os.path.isdir(entry)]
-    for entry in [*roots, None]:
-        folders = []
-        if entry is None:  # a TensorRT outside site-packages, after the wheels
-            folders = [f for f in tensorrt_folders or [] if isinstance(f, str)]
-        else:
-            nvidia = os.path.join(entry, "nvidia")
-            if os.path.isdir(nvidia):
-                for package in sorted(os.listdir(nvidia)):
-                    folders += [os.path.join(nvidia, package, sub) for sub in ("lib", "lib64")]
-            folders += [os.path.join(entry, name) for name in trt_dirs]
-        for folder in folders:
-            try:
-                names = sorted(os.listdir(folder))
-            except OSError:
-                continue
-            for filename in names:
-                if libnames.is_shared_library(filename):
-                    index.setdefault(filename, os.path.join(folder, filename))
+    for folder in library_folders(roots, (("lib",), ("lib64",)), trt_dirs, tensorrt_folders or []):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for filename in names:
+            if libnames.is_shared_library(filename):
+                index.setdefault(filename, os.path.join(folder, filename))
     return index
+
+
+def library_folders(
+    roots: "list[str]", subs: "tuple[tuple[str, ...], ...]", tensorrt_dirs: "list[str]", tensorrt_folders: "list[str]"
+) -> "list[str]":
+    """The folders that may hold the wheels' libraries, in search order: under each root, nvidia/<package>/<sub>
+    for each of `subs` and the TensorRT wheel folders (`tensorrt_dirs`); then a TensorRT folder outside
+    site-packages (`tensorrt_folders`). Folders that do not exist are listed too: the callers look inside."""
+    import os
+
+    trt_dirs = [d for d in tensorrt_dirs if isinstance(d, str)]
+    folders = []
+    for root in roots:
+        nvidia = os.path.join(root, "nvidia")
+        if os.path.isdir(nvidia):
+            for package in sorted(os.listdir(nvidia)):
+                folders += [os.path.join(nvidia, package, *sub) for sub in subs]
+        folders += [os.path.join(root, name) for name in trt_dirs]
+    return folders + [f for f in tensorrt_folders if isinstance(f, str)]
 
 
 def cuda_major(package: str, needed: "list[str]") -> "str | None":
@@ -282,20 +291,13 @@ def prepare_windows(paths: "list[str]") -> None:
     import os
 
     table = hook_table()
-    trt_dirs = [d for d in table.get("tensorrt_library_dirs") or ["tensorrt_libs"] if isinstance(d, str)]
-    folders = []
-    for entry in paths:
-        root = entry or os.getcwd()
-        nvidia = os.path.join(root, "nvidia")
-        candidates = []
-        if os.path.isdir(nvidia):
-            for package in sorted(os.listdir(nvidia)):
-                candidates += [
-                    os.path.join(nvidia, package, *sub) for sub in (("bin",), ("bin", "x86_64"), ("bin", "x64"))
-                ]
-        candidates += [os.path.join(root, name) for name in trt_dirs]
-        folders += [folder for folder in candidates if _holds_dlls(folder)]
-    folders += [f for f in table.get("tensorrt_folders") or [] if isinstance(f, str) and _holds_dlls(f)]
+    folders = library_folders(
+        [entry or os.getcwd() for entry in paths],
+        (("bin",), ("bin", "x86_64"), ("bin", "x64")),
+        table.get("tensorrt_library_dirs") or ["tensorrt_libs"],
+        table.get("tensorrt_folders") or [],
+    )
+    folders = [folder for folder in folders if _holds_dlls(folder)]
     if not folders:
         return _inert("no NVIDIA wheel DLL folders in site-packages")
     current = os.environ.get("PATH", "")

@@ -204,10 +204,7 @@ def check_model(
     gpu = _gpu_session(ort, np, args, model, label, builtin, check, result)
     if gpu is None:
         return check
-    check["providers_session"] = list(gpu["session"].get_providers())
-    check["gpu_first"] = bool(check["providers_session"]) and check["providers_session"][0] == gpu_name
-    check["gpu"] = gpu["timing"]
-    check["libraries_after"] = sorted({lib["library"] for lib in verify_libraries.loaded_libraries()})
+    _record_session(check, gpu, gpu_name)
     if not check["gpu_first"]:
         result["failures"].append(_fallback(check, args.provider, label))
     protocol.stage(f"cpu:{label}")
@@ -218,6 +215,15 @@ def check_model(
         if missing and sys.platform.startswith("linux"):
             result["warnings"].append(f"{label}: ran on the GPU but {', '.join(missing)} never loaded")
     return check
+
+
+def _record_session(check: dict[str, Any], run: dict, gpu_name: str) -> None:
+    """What a GPU session that was created says: the providers it runs on (whether `gpu_name` is first), its
+    timing and the libraries loaded after it."""
+    check["providers_session"] = list(run["session"].get_providers())
+    check["gpu_first"] = bool(check["providers_session"]) and check["providers_session"][0] == gpu_name
+    check["gpu"] = run["timing"]
+    check["libraries_after"] = sorted({lib["library"] for lib in verify_libraries.loaded_libraries()})
 
 
 def _gpu_session(
@@ -339,10 +345,7 @@ def fft_check(ort: Any, np: Any, args: argparse.Namespace, result: dict[str, Any
         else:  # the check model's own problem (e.g. an operator this build lacks), not the user's
             result["warnings"].append(f"builtin:fft (cuFFT) could not run: {check['error']}")
         return
-    check["providers_session"] = list(run["session"].get_providers())
-    check["gpu_first"] = bool(check["providers_session"]) and check["providers_session"][0] == gpu_name
-    check["gpu"] = run["timing"]
-    check["libraries_after"] = sorted({lib["library"] for lib in verify_libraries.loaded_libraries()})
+    _record_session(check, run, gpu_name)
     signal = next(iter(run["feeds"].values())).astype(np.float64)
     spectrum = np.fft.rfft(signal, axis=-1)
     expected = np.stack([spectrum.real, spectrum.imag], axis=-1)
