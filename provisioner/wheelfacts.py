@@ -297,11 +297,12 @@ def read_provider(source: RangeSource, entry: ZipEntry, provider: str) -> Provid
     from provisioner.standalone.fatbin import read_library
 
     prefix = bytearray()
+    keep = PROVIDER_PREFIX_BYTES if provider == "tensorrt" else 0  # only the TensorRT provider's `opens` reads it
 
     def chunks() -> Iterator[bytes]:
         for chunk in stream_member(source, entry):
-            if len(prefix) < PROVIDER_PREFIX_BYTES:
-                prefix.extend(chunk[: PROVIDER_PREFIX_BYTES - len(prefix)])
+            if len(prefix) < keep:
+                prefix.extend(chunk[: keep - len(prefix)])
             yield chunk
 
     code = read_library(chunks(), entry.size)

@@ -269,8 +269,7 @@ def _choose_wheel(
     eligible = [w for w in per_release if vtuple(w.cuda_version) >= built] or per_release
     if cap is None:
         exact = [w for w in eligible if major_minor(w.cuda_version) == major_minor(build.cuda_version)]
-        pool = exact or [w for w in eligible if vtuple(w.cuda_version) == min(vtuple(x.cuda_version) for x in eligible)]
-        best = max(pool, key=lambda w: vtuple(w.version))
+        best = max(exact or _oldest_cuda(eligible), key=lambda w: vtuple(w.version))
         return LibraryPin(
             package,
             best.version,
@@ -295,8 +294,7 @@ def _choose_wheel(
             best.version,
             f"newest version for CUDA {best.cuda_version}, which the driver (CUDA {cap}) supports{tail}",
         )
-    lowest = min(vtuple(w.cuda_version) for w in eligible)
-    best = max((w for w in eligible if vtuple(w.cuda_version) == lowest), key=lambda w: vtuple(w.version))
+    best = max(_oldest_cuda(eligible), key=lambda w: vtuple(w.version))
     return LibraryPin(
         package,
         best.version,
@@ -304,6 +302,12 @@ def _choose_wheel(
         f"the driver supports only CUDA {cap}, so it runs through "
         f"minor-version compatibility",
     )
+
+
+def _oldest_cuda(wheels: list[LibraryWheel]) -> list[LibraryWheel]:
+    """The wheels built for the oldest CUDA version among `wheels`."""
+    lowest = min(vtuple(w.cuda_version) for w in wheels)
+    return [w for w in wheels if vtuple(w.cuda_version) == lowest]
 
 
 def system_library_notes(build: OrtBuild, hosts: tuple[HostFacts, ...]) -> list[str]:
