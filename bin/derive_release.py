@@ -383,10 +383,11 @@ def _is_release(version: str) -> bool:
 
 def _feed_like_pypi(build: OrtBuild, derived: dict[str, OrtBuild]) -> OrtBuild:
     """A feed build's Pythons per platform, copied from the PyPI build of the same release (as its Python list
-    was: the feed's wheels cannot be read from here); its GPU code stays unread."""
+    was: the feed's wheels cannot be read from here) and its release day; its GPU code stays unread."""
     pypi = derived.get(build.ort_version)
     if build.index_url is None or pypi is None:
         return build
+    build = replace(build, released=pypi.released or build.released)
     platforms = tuple(
         replace(p, python=tuple(q for q in pypi.pythons_on(p.platform) if q in build.python))
         if pypi.wheel_platform(p.platform)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from provisioner.doctor.evidence import LoadError, LogEvidence, Seen, major_of
 from provisioner.findings import Finding
-from provisioner.matrix.query import builds_for, sonames_by_cuda_major
+from provisioner.matrix.query import builds_for, cuda_majors_released_by, sonames_by_cuda_major
 from provisioner.standalone.libnames import library_family
 from provisioner.versions import major
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 LIBRARY_EVIDENCE = 6  # lines a finding keeps
 _CUDA_FAMILIES = frozenset({"cudnn", "cublas", "cublasLt", "cudart", "cufft", "curand", "nvrtc"})
+_PROVIDER_BRIDGE = re.compile(r"provider_bridge|ProviderLibrary|ProviderSharedLibrary|onnxruntime_providers_", re.I)
 _OTHER_FRAMEWORK = re.compile(r"tensorflow|torch|paddle|ctranslate|dynamic library", re.I)
 
 
@@ -55,8 +56,10 @@ class Case:
     @cached_property
     def gpu_build(self) -> Seen | None:
         """A line proving the GPU build is installed: its CUDA provider library was loaded (and failed for a
-        dependency, or reported a CUDA error), or ONNX Runtime tried to create the CUDA provider."""
-        if said := self.ev.signal("gpu-build") or self.ev.signal("cuda-applied") or self.ev.signal("ran-on-cuda"):
+        dependency, or reported a CUDA error), ONNX Runtime tried to create the CUDA provider, or get_device() said
+        'GPU'."""
+        said = self.ev.signal("gpu-build") or self.ev.signal("cuda-applied") or self.ev.signal("ran-on-cuda")
+        if said := said or self.ev.signal("gpu-device"):  # get_device() says 'GPU': a build with CUDA
             return said
         # a printed provider list (available, or a session's) holding the CUDA provider: only a GPU build has it
         for listed in (*self.ev.providers, *self.ev.session_providers):
@@ -95,7 +98,34 @@ class Case:
         if self.builds:
             build = self.builds[-1]
             return build.cuda_major, self._build_line()
-        return None
+        return self.dated_build_cuda
+
+    @property
+    def build_needs(self) -> str:
+        """ "the build needs CUDA 11", with the reason where the log's date gave it (no build named)."""
+        if self.build_cuda is None:
+            return ""
+        said = f"the build needs CUDA {self.build_cuda[0]}"
+        dated = self.dated_build_cuda
+        if dated is not None and dated == self.build_cuda and self.ev.dated is not None:
+            said += f" (every onnxruntime-gpu released by {self.ev.dated.value}, the log's date, was built for it)"
+        return said
+
+    @cached_property
+    def dated_build_cuda(self) -> tuple[int, str] | None:
+        """(the CUDA major, the dated line) for a Python log of the GPU build that names no version, where every
+        onnxruntime-gpu released by the day the log was written (PyPI's and the feeds') is built for one CUDA
+        major: the build that ran is one of them."""
+        ev, matrix = self.ev, self.matrix
+        if ev.dated is None or matrix is None or self.builds or ev.ort_stated or ev.jetson:
+            return None
+        bridge = any(
+            s.value in ("module-not-found", "dll-init-failed") and _PROVIDER_BRIDGE.search(s.line) for s in ev.signals
+        )  # Windows' loader failing on a provider library: only a build with shared providers loads one
+        if not ((self.gpu_build or self.cuda_provider_failed or bridge) and ev.signal("python")):
+            return None
+        majors = cuda_majors_released_by(matrix, ev.dated.value)
+        return (next(iter(majors)), ev.dated.line) if len(majors) == 1 else None
 
     @cached_property
     def build_cudnn(self) -> tuple[int, str] | None:

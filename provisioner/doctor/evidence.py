@@ -12,7 +12,7 @@ patterns.py.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from provisioner.doctor import patterns as P
@@ -102,6 +102,7 @@ class LogEvidence:
     session_providers: tuple[Seen, ...] = ()  # a session's providers printed (get_providers(), "Applied providers")
     signals: tuple[Seen, ...] = ()  # named symptoms: dll-init-failed, module-not-found, cpu-only-build ...
     timings: tuple[Timing, ...] = ()
+    dated: Seen | None = None  # the latest day a timestamp shows ("2023-04-03"): the program ran then
     cut: bool = False  # the log was longer than READ_LIMIT: its middle was not read
 
     def signal(self, name: str) -> Seen | None:
@@ -265,7 +266,7 @@ class _Reader:
         self.section: tuple[str, int] | None = None  # a timing section's device ("GPU Test result") and where
         self.using: str | None = None  # the providers of onnxruntime's last "EP Error ... when using [...]"
         self.columns: tuple[list[str], int] | None = None  # a markdown table's header cells and where
-        self.device_call = False  # the previous line called get_device() (a REPL: its answer follows)
+        self.call = ""  # "device" | "session": the previous line called get_device() / get_providers() (answer follows)
         self.ort_frame = -10  # where a traceback last showed onnxruntime's native module being imported
         self.trt_ran = False  # the last EP Error was TensorRT failing on the model (it loaded), not failing to load
         self.python_caller = False  # the program is Python (a traceback, pip, site-packages, import onnxruntime)
@@ -285,6 +286,7 @@ class _Reader:
         lower = raw.lower()
         digits = any(ch.isdigit() for ch in raw)
         self.platform(raw, line, lower)
+        self.call_answer(raw, line)
         if _DRIVER_WORDS.search(lower):
             self.driver_and_gpus(raw, line, lower)
         if _PACKAGE_WORDS.search(lower):
@@ -429,11 +431,18 @@ class _Reader:
                 self.signal("no-wheel", line)
         if "tensorrt" in lower and P.NO_TENSORRT.search(raw):
             self.signal("tensorrt-absent", line)
-        if self.device_call and (answer := P.DEVICE_ANSWER.match(raw.strip())):
-            self.signal("cpu-only-build" if answer.group(1) == "CPU" else "gpu-device", line)
-        self.device_call = bool(P.DEVICE_CALL.search(raw))
         if ort:
             self.onnxruntime_named(raw, line)
+
+    def call_answer(self, raw: str, line: str) -> None:
+        """The answer on the line after a call of get_device() or a session's get_providers(), bare (a REPL) or
+        said ("I get GPU")."""
+        text = raw.strip()
+        if self.call == "device" and (answer := P.DEVICE_ANSWER.match(text)):
+            self.signal("cpu-only-build" if answer.group(1).upper() == "CPU" else "gpu-device", line)
+        elif self.call == "session" and (answer := P.SESSION_ANSWER.match(text)):
+            self.add("sessions", Seen(",".join(dict.fromkeys(P.PROVIDER_NAME.findall(answer.group(1)))), line))
+        self.call = "device" if P.DEVICE_CALL.search(raw) else "session" if P.SESSION_CALL.search(raw) else ""
 
     def onnxruntime_named(self, raw: str, line: str) -> None:
         """What a line naming onnxruntime says of its packages: both installed, the GPU one installed or named, the
@@ -717,26 +726,29 @@ class _Reader:
         if "path" in lower and P.NOT_ON_PATH_SAID.search(raw):
             self.signal("not-on-path-said", line)
 
-    def table(self, raw: str, line: str, entry: Line) -> None:
+    def table(self, raw: str, line: str, entry: Line) -> bool:
         """A markdown table of timings: device columns ("| model | CPU (ms) | CUDA (ms) |") or device rows under a
-        time column ("| provider | time |" then "| CPU | 12 |")."""
+        time column ("| provider | time |" then "| CPU | 12 |"), or rows of times with units ("| CPU | 0.9s | 1.6s |",
+        the header unread). True when the line was a row of timings."""
         cells = [c.strip() for c in raw.strip().strip("|").split("|")]
         if len(cells) < 2 or not raw.lstrip().startswith("|"):
             self.columns = None
-            return
+            return False
         if all(set(c) <= set("-: ") for c in cells):
-            return  # the separator row
+            return False  # the separator row
         numbers = [P.TABLE_NUMBER.match(c) for c in cells]
         if not any(numbers):  # a header row
             self.columns = (cells, entry.last)
-            return
-        if self.columns is None or entry.first - self.columns[1] > 2 or P.OTHER_FRAMEWORK.search(raw):
-            return
-        header, _ = self.columns
+            return False
+        if P.OTHER_FRAMEWORK.search(raw):
+            return False
+        near = self.columns is not None and entry.first - self.columns[1] <= 2
+        header = self.columns[0] if self.columns is not None and near else [""] * len(cells)
         self.columns = (header, entry.last)
         row_device = next(
             (m.group(1) for c in cells if not P.TABLE_NUMBER.match(c) and (m := P.TABLE_DEVICE.search(c))), None
         )
+        row_seconds: list[float] = []  # a row named by its device: its times (one per stage or run) summed
         for name, value in zip(header, numbers, strict=False):
             if value is None:
                 continue
@@ -746,13 +758,16 @@ class _Reader:
                 self.add(
                     "timings", Timing(_timing_device(device.group(1).lower()), _seconds(value.group(1), unit), line)
                 )
-            elif row_device and P.TABLE_TIME.search(name):
-                self.add("timings", Timing(_timing_device(row_device.lower()), _seconds(value.group(1), unit), line))
+            elif row_device and (P.TABLE_TIME.search(name) or value.group(2)):
+                row_seconds.append(_seconds(value.group(1), unit))
+        if row_device and row_seconds:  # the rows share their columns: their sums compare like for like
+            self.add("timings", Timing(_timing_device(row_device.lower()), sum(row_seconds), line))
+            return True
+        return False
 
     def timings(self, raw: str, line: str, entry: Line, lower: str, digits: bool) -> None:
         """Timings of a device: on the line ("GPU time: 45 ms"), a rate, or under a device's header."""
-        self.table(raw, line, entry)
-        if P.OTHER_FRAMEWORK.search(raw):
+        if self.table(raw, line, entry) or P.OTHER_FRAMEWORK.search(raw):
             return  # torch's or TensorFlow's timings are not ONNX Runtime's
         device = digits and any(word in lower for word in ("gpu", "cpu", "cuda", "onnxruntime"))
         found = P.TIMING.findall(raw) if device else []
@@ -773,11 +788,12 @@ class _Reader:
 
     # --- the result ---------------------------------------------------------------------------------------------
     def session_fallback(self) -> None:
-        """The build lists the CUDA provider as available, and every session's provider list printed lacks it: the
-        CUDA provider could not be created (the session fell back to the CPU)."""
+        """The build lists the CUDA provider as available (or get_device() says GPU), and every session's provider
+        list printed lacks it: the CUDA provider could not be created (the session fell back to the CPU)."""
         available = [s for s in self.f.get("providers", []) if P.AVAILABLE.search(s.line) and "CUDA" in s.value]
+        gpu_device = any(s.value == "gpu-device" for s in self.f.get("signals", []))  # get_device(): 'GPU'
         sessions: list[Seen] = self.f.get("sessions", [])
-        if available and sessions and all("CUDA" not in s.value for s in sessions):
+        if (available or gpu_device) and sessions and all("CUDA" not in s.value for s in sessions):
             self.signal("provider-failed", sessions[0].line)
 
     def evidence(self, cut: bool) -> LogEvidence:
@@ -838,6 +854,7 @@ def read_lines(
 ) -> LogEvidence:
     """The facts of a log's candidate lines (`scan.candidate_lines`; `logical`: their `logical_lines`, if made)."""
     reader = _Reader(matrix)
+    dated = log_date(lines)
     seen: set[tuple[str, str]] = set()
     previous = ""
     for entry in logical_lines(lines) if logical is None else logical:
@@ -848,7 +865,23 @@ def read_lines(
         seen.add(pair)
         reader.template(entry.text.strip(), _short(entry.text), entry)
         reader.read(entry)
-    return reader.evidence(cut)
+    return replace(reader.evidence(cut), dated=dated)
+
+
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def log_date(lines: list[tuple[int, str]]) -> Seen | None:
+    """The latest day a line's timestamp or nvidia-smi's header shows ("2023-04-03", the line), as pasted."""
+    days: list[Seen] = []
+    for _, raw in lines:
+        text = raw.strip()
+        if hit := P.LOG_DATE.match(text):
+            days.append(Seen("-".join(hit.groups()), _short(text)))
+        elif hit := P.SMI_DATE.match(text):
+            month = _MONTHS.index(hit.group(1)) + 1
+            days.append(Seen(f"{hit.group(3)}-{month:02d}-{int(hit.group(2)):02d}", _short(text)))
+    return max(days, key=lambda s: s.value) if days else None
 
 
 # the symptoms read from any line: (pattern, signal, words one of which the line must hold for the pattern to be tried)

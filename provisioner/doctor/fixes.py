@@ -150,7 +150,9 @@ FIXES: dict[str, FixText] = {
     ),
     "cpu-and-gpu-installed": lambda f, lib, s: (
         f"{f.pip} uninstall -y onnxruntime onnxruntime-gpu && {f.pip} install onnxruntime-gpu  "
-        f"(or {f.apply}, which does exactly this)"
+        f"(or {f.apply}, which does exactly this); .NET/Java: drop the reference that brings the CPU runtime "
+        "(Microsoft.ML.OnnxRuntime, com.microsoft.onnxruntime:onnxruntime, often through another package) so that only "
+        "the GPU package's library is copied"
     ),
     "package-files-missing": _package_files,
     "cuda-major-mismatch": lambda f, lib, s: (

@@ -194,7 +194,7 @@ def build_mismatch(c: Case) -> tuple[str, tuple[str, ...]] | None:
     build, have = c.build_cuda, c.installed_cuda
     if build and have and build[0] not in have:
         shown = ", ".join(map(str, sorted(have)))
-        return f"the build needs CUDA {build[0]}; the log shows CUDA {shown} installed", (build[1], *have.values())
+        return f"{c.build_needs}; the log shows CUDA {shown} installed", (build[1], *have.values())
     build, have = c.build_cudnn, c.installed_cudnn
     if build and have and build[0] not in have and build[0] < max(have):
         shown = ", ".join(map(str, sorted(have)))
@@ -212,7 +212,7 @@ def newer_driver_cuda(c: Case) -> tuple[str, tuple[str, ...]] | None:
     if have is None or have <= build[0]:
         return None
     title = (
-        f"the build needs CUDA {build[0]}; the only CUDA the log shows is the driver's {driver.cuda_version} "
+        f"{c.build_needs}; the only CUDA the log shows is the driver's {driver.cuda_version} "
         f"(nvidia-smi): the CUDA {build[0]} libraries are not there"
     )
     return title, (build[1], c.ev.driver_line)
@@ -505,7 +505,7 @@ def driver_too_old(c: Case) -> list[Finding]:
     matrix_cuda = _driver_cuda(c) if ev.driver and not ev.driver.cuda_version else None
     if matrix_cuda is not None and c.build_cuda and matrix_cuda < c.build_cuda[0] and verdict is None:
         version = ev.driver.version if ev.driver else ""
-        title = f"the driver {version} supports CUDA {matrix_cuda} at most; the build needs CUDA {c.build_cuda[0]}"
+        title = f"the driver {version} supports CUDA {matrix_cuda} at most; {c.build_needs}"
         found.append(c.finding("driver-too-old", title, (ev.driver_line, c.build_cuda[1])))
     if "cudaErrorUnsupportedPtxVersion" in c.errors:
         title = (
@@ -519,7 +519,7 @@ def driver_too_old(c: Case) -> list[Finding]:
     driver_says = ev.driver.cuda_version if ev.driver else None
     driver_cuda = version_major(driver_says) if driver_says else None
     if driver_cuda is not None and c.build_cuda and driver_cuda < c.build_cuda[0]:
-        title = f"the driver supports CUDA {driver_says}; the build needs CUDA {c.build_cuda[0]}"
+        title = f"the driver supports CUDA {driver_says}; {c.build_needs}"
         found.append(c.finding("driver-too-old", title, (ev.driver_line, c.build_cuda[1])))
     return found
 
@@ -621,7 +621,12 @@ def cpu_and_gpu_installed(c: Case) -> list[Finding]:
         # onnxruntime-gpu's module always lists the CUDA provider (built in, whether CUDA loads or not): where it was
         # installed (listed, installed by the user's command, or said so), a list without it comes from the CPU
         # package's files, installed over the GPU one's in the same folder
-        shown = f"onnxruntime-gpu {gpu_listed.version} is installed" if gpu_listed else "onnxruntime-gpu was installed"
+        named = "Microsoft.ML.OnnxRuntime.Gpu" if gpu_installed and ".gpu" in gpu_installed.line.lower() else ""
+        shown = (
+            f"onnxruntime-gpu {gpu_listed.version} is installed"
+            if gpu_listed
+            else f"{named or 'onnxruntime-gpu'} was installed"
+        )
         title = (
             f"{shown}, but the onnxruntime that runs has no CUDA provider (the GPU package always lists it): the CPU "
             "package's files replaced its own"
@@ -955,9 +960,11 @@ def _slower(c: Case) -> tuple[str, ...]:
         cpu += [t for t in ev.timings if t.device == "package"]  # the two packages timed side by side
     if gpu and cpu and min(t.seconds for t in gpu) > min(t.seconds for t in cpu):
         return tuple(dict.fromkeys((*said, gpu[0].line, cpu[0].line)))
-    if said and not (gpu and cpu):
-        return said
-    return ()
+    if said and gpu and cpu:  # said in words, and a GPU run timed slower than the CPU (a faster variant beside it)
+        slow = max(gpu, key=lambda t: t.seconds)
+        fast = min(cpu, key=lambda t: t.seconds)
+        return tuple(dict.fromkeys((*said, slow.line, fast.line))) if slow.seconds > fast.seconds else ()
+    return said
 
 
 def nodes_on_cpu(c: Case) -> list[Finding]:

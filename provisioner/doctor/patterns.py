@@ -262,6 +262,10 @@ CPU_ONLY_BUILD = _compile(
     r"OrtSessionOptionsAppendExecutionProvider_CUDA[^\n]{0,80}(?:入口点|entry point)|"
     # an application's own check of the available providers
     r"GPU is not supported by your ONNX ?Runtime build|"
+    # said in words: "ONNX Runtime without CUDA EP", "No CUDAExecutionProvider available"
+    r"(?:ONNX ?Runtime|\bORT)(?:\s\(ORT\))?\s(?:without|lacks?|has no|with no)\s(?:the\s|a\s)?CUDA\s?"
+    r"(?:EP\b|execution provider|ExecutionProvider)|"
+    r"\bNo CUDA\s?(?:EP|ExecutionProvider|execution provider)\s(?:is\s)?(?:available|listed|in the available)|"
     # the user says the CPU package is what is installed: "installed onnxruntime instead of onnxruntime-gpu",
     # "onnxruntime 1.17.0 (CPU)", "cpu版本的onnxruntime"
     r"onnxruntime(?![-_.A-Za-z0-9])\s(?:instead of|rather than)\s(?:the\s)?onnxruntime[-_]gpu|"
@@ -288,9 +292,18 @@ AUTOUPDATE_CPU = _compile(
     r"cpu[- ]only onnxruntime)",
     re.I,
 )
-# the REPL's answer on the line after `ort.get_device()`: 'CPU' (a CPU build) or 'GPU'
-DEVICE_CALL = _compile(r"get_device\(\)\s{0,3}\)?\s{0,3}$", re.I)
-DEVICE_ANSWER = _compile(r"^['\"]?(CPU|GPU)['\"]?$")
+# a call whose answer follows on the next line (a REPL, or a user pasting "I get GPU" under the call), and that answer:
+# `ort.get_device()` -> 'CPU' (a CPU build) or 'GPU'; a session's `get_providers()` -> the providers it runs with
+DEVICE_CALL = _compile(r"get_device\(\)[\s)`'\";]{0,6}$", re.I)
+SESSION_CALL = _compile(r"\bget_providers\(\)[\s)`'\";]{0,6}$", re.I)
+_ANSWER_SAID = (
+    r"(?:(?:I|it|this|that)\s(?:\w{1,8}\s)?(?:get|got|see|saw|returns?|returned|gives?|gave|prints?|printed|shows?|"
+    r"showed|outputs?|says?)\s|(?:returns?|output|result|answer)\s{0,2}:?\s{1,2}|[-=]>\s{0,2})?"
+)
+DEVICE_ANSWER = _compile(rf"^{_ANSWER_SAID}[`'\"]?(CPU|GPU)[`'\"]?\.?$", re.I)
+SESSION_ANSWER = _compile(
+    rf"^{_ANSWER_SAID}[`'\"\[(]{{0,3}}((?:'?\w{{2,20}}ExecutionProvider'?[,\s]{{0,3}}){{1,6}})[`'\"\])]{{0,3}}\.?$"
+)
 # a requirements list or a listing with bare names: one line "onnxruntime", another "onnxruntime-gpu"
 # (requirements.txt; pyproject's `onnxruntime = "^1.16"` or `"onnxruntime>=1.16",`)
 BARE_CPU_ROW = _compile(
@@ -379,13 +392,18 @@ GPU_UNUSED = _compile(
 NODE_PACKAGE = _compile(r"onnxruntime-node\b", re.I)
 # the GPU package installed where the program runs: an install command of it (a line of its own, as typed), or the
 # user saying so ("I installed onnxruntime-gpu 1.17", "onnxruntime-gpu is installed", "已安装onnxruntime-gpu")
-_GPU_PKG = r"onnxruntime[-_]gpu"
+_GPU_PKG = r"(?:onnxruntime[-_]gpu|Microsoft\.ML\.OnnxRuntime\.Gpu)"
 GPU_INSTALLED = _compile(
-    r"^[$>#%!]{0,2}\s{0,3}(?:\([\w.-]{1,40}\)\s{1,3}){0,2}(?:[\w.:@\\/~-]{0,80}[>$#]\s{0,2})?"
-    r"(?:python3?(?:\.exe)?\s{1,3}-m\s{1,3})?(?:pip3?|uv pip|uv|poetry|conda|mamba|pdm|pipenv)\s{1,3}(?:install|add)\s"
+    r"^['`]?[$>#%!]{0,2}\s{0,3}(?:\([\w.-]{1,40}\)\s{1,3}){0,2}(?:[\w.:@\\/~-]{0,80}[>$#]\s{0,2})?"
+    r"(?:python3?(?:\.exe)?\s{1,3}-m\s{1,3})?"
+    r"(?:(?:pip3?|uv pip|uv|poetry|conda|mamba|pdm|pipenv)\s{1,3}(?:install|add)|"
+    r"dotnet add(?: [\w.-]{1,60})? package|Install-Package|nuget install)\s"
     rf"(?:[^\n]{{0,80}}\s)?[\"']?{_GPU_PKG}|"
+    # a project's dependency on it: .NET's PackageReference, Maven's artifactId, Gradle's coordinates
+    rf"PackageReference\s{{1,3}}Include\s?=\s?[\"']{_GPU_PKG}|<artifactId>onnxruntime_gpu<|"
+    r"com\.microsoft\.onnxruntime:onnxruntime_gpu\b|"
     r"\bI(?:'ve|'d| have| had)?\s(?:\w{1,12}\s){0,2}(?:installed|reinstalled|re-installed|install|am using|use)\s"
-    rf"(?:the\s|latest\s){{0,2}}[`'\"]?{_GPU_PKG}|"
+    rf"(?:the\s|latest\s|NuGet\s|packages?\s){{0,3}}[`'\"]?{_GPU_PKG}|"
     rf"{_GPU_PKG}[`'\"]?(?:\s?(?:==|v)?\s?\d{{1,2}}\.\d{{1,3}}(?:\.\d{{1,3}})?)?\s(?:is|was|has been|is already)\s"
     r"(?!not\b|never\b|no longer\b)"
     r"(?:\w{1,12}\s)?installed|(?:已经?|已)?(?:安装|装)了?\s?onnxruntime[-_]gpu",
@@ -428,6 +446,15 @@ SESSION_LIST = _compile(
 )
 PROVIDERS_REQUESTED = _compile(r"providers\s?=\s?\[|InferenceSession\(|set_providers\(|SessionOptions", re.I)
 AFTER_HEADER = _compile(r"providers?\s{0,3}(?:are|:|=)\s{0,3}([^\n]{0,600})$", re.I)
+
+# --- when the log was written ---------------------------------------------------------------------------------
+# a record's timestamp at the start of a line (ONNX Runtime's "2023-04-03 11:29:55.0674790 [E:onnxruntime:...",
+# Python's logging), or nvidia-smi's header ("Mon Apr  3 12:31:03 2023"): the day the program ran
+LOG_DATE = _compile(r"^[\[(]?(20[1-3]\d)-(0[1-9]|1[0-2])-([0-3]\d)[ T]\d{2}:\d{2}:\d{2}")
+SMI_DATE = _compile(
+    r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s{1,2}(\d{1,2})\s"
+    r"\d{2}:\d{2}:\d{2}\s(20[1-3]\d)\s*$"
+)
 
 # --- versions the log states ------------------------------------------------------------------------------------
 REQUIRE = _compile(r"Require cuDNN (\d{1,2})[\d.*x]{0,8} and CUDA (\d{1,2})[\d.*x]{0,8}", re.I)

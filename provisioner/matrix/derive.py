@@ -56,6 +56,7 @@ class IndexFile:
     requires_python: str | None = None
     yanked: bool = False
     sha256: str | None = None  # as the index lists it
+    upload_time: str | None = None  # PEP 700's "upload-time", "2023-03-22T18:34:25Z" (JSON pages only)
 
 
 def simple_project_url(index_url: str, project: str) -> str:
@@ -117,6 +118,7 @@ def parse_simple_json(data: dict[str, Any], base_url: str) -> list[IndexFile]:
                 requires_python=item.get("requires-python"),
                 yanked=bool(yanked),
                 sha256=hashes.get("sha256") if isinstance(hashes, dict) else None,
+                upload_time=item.get("upload-time"),
             )
         )
     return files
@@ -244,10 +246,17 @@ def build_from_facts(
         libraries_linked=libraries_linked,
         libraries_lazy=lazy,
         preload_dlls=any(f.preload_dlls for f in facts.values()),
+        released=_released(wheels) or (fallback.released if fallback else None),
         confirmed=True,
         notes="; ".join(notes) or None,
     )
     return build, notes
+
+
+def _released(wheels: list[tuple[WheelName, IndexFile]]) -> str | None:
+    """The day the index got the release's first wheel ("2023-03-22"), None where it lists no upload times."""
+    days = [f.upload_time[:10] for _, f in wheels if f.upload_time]
+    return min(days) if days else None
 
 
 def _cuda_version(

@@ -65,6 +65,7 @@ class OrtBuild:
     libraries_linked: tuple[str, ...] = ()  # sonames the CUDA provider links, "libcublasLt.so.12"
     libraries_lazy: tuple[str, ...] = ()  # opened when an operator needs them, "libcudnn.so.9"
     preload_dlls: bool = False  # onnxruntime.preload_dlls() exists
+    released: str | None = None  # the day PyPI got the release's first wheel, "2023-03-22" (a feed build: its twin's)
     confirmed: bool = False  # facts read from the wheel itself (False: from documentation only)
     notes: str | None = None
 

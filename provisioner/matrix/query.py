@@ -60,6 +60,12 @@ def builds_for(matrix: Matrix, ort_spec: str | None = None, cuda: int | str | No
     return tuple(chosen)
 
 
+def cuda_majors_released_by(matrix: Matrix, day: str) -> frozenset[int]:
+    """The CUDA majors of the onnxruntime-gpu builds (PyPI's and the feeds') released on or before `day`
+    ("2023-04-03"): what a user could have installed then. Empty when the matrix has no build that old."""
+    return frozenset(b.cuda_major for b in matrix.builds if b.released and b.released <= day)
+
+
 def find_build(
     matrix: Matrix, package: str, ort_version: str, cuda_version: str, index_url: str | None
 ) -> OrtBuild | None:
