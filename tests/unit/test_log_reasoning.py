@@ -348,3 +348,88 @@ def test_evidence_reads_the_facts_the_probe_fills():
     assert ev.gpus and ev.gpus[0].compute_capability == "8.0"
     assert [d.name for d in ev.onnxruntime] == ["onnxruntime-gpu"]
     assert any(s.value == "12.1" for s in ev.cuda_installed)
+
+
+# a Windows provider failure with no onnxruntime version named, and the CUDA toolkit the user has
+_DATED_126 = """\
+{day} 11:29:55.0674790 [E:onnxruntime:Default, provider_bridge_ort.cc:1131 onnxruntime::ProviderLibrary::Get] \
+LoadLibrary failed with error 126 "" when trying to load \
+"C:\\app\\venv\\lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll"
+nvcc: Cuda compilation tools, release 12.1, V12.1.66
+"""
+
+
+@pytest.mark.parametrize(
+    ("day", "mismatch"),
+    [
+        ("2023-04-03", True),  # every onnxruntime-gpu out by then was built for CUDA 11: CUDA 12 cannot serve it
+        ("2024-03-01", False),  # the CUDA 12 feed builds are out (1.17): either major may be installed
+        ("2025-06-01", False),  # CUDA 12 builds on PyPI
+    ],
+)
+def test_the_logs_date_tells_the_builds_cuda_major_when_no_version_is_named(day: str, mismatch: bool):
+    findings = analyze_log(_DATED_126.format(day=day), matrix=MATRIX)
+    assert (findings[0].code == "cuda-major-mismatch") is mismatch
+    if mismatch:
+        assert f"released by {day}" in findings[0].title and "CUDA 11" in findings[0].title
+
+
+def test_the_logs_date_is_read_from_timestamps_and_nvidia_smi():
+    text = (
+        "2022-01-02 03:04:05.1 [E:onnxruntime:Default, x.cc:1] CUDA failure\n$ nvidia-smi\nMon Apr  3 12:31:03 2023\n"
+    )
+    ev = read_evidence(text, MATRIX)
+    assert ev.dated is not None and ev.dated.value == "2023-04-03"  # the latest day shown
+    ev = read_evidence("2024-06-15 03:51:08.73 [E:onnxruntime:Default, x.cc:1] CUDA failure\n", MATRIX)
+    assert ev.dated is not None and ev.dated.value == "2024-06-15"
+
+
+def test_answers_said_under_the_call_are_read():
+    text = (
+        "`onnxruntime.get_device()`\nI get GPU\n"
+        "`sess = onnxruntime.InferenceSession(path, providers=['CUDAExecutionProvider'])\nsess.get_providers()`\n"
+        "I get CPUExecutionProvider\n"
+    )
+    assert codes(text)[0] == "gpu-provider-failed"  # a GPU build whose session fell back: the provider failed
+    assert codes("`onnxruntime.get_device()`\nit returns 'CPU'\n")[0] == "cpu-package-only"
+    assert codes("`sess.get_providers()`\nI get CPUExecutionProvider\n") == []  # a session alone proves no failure
+
+
+_ENTRY_POINT = (
+    "Unable to find an entry point named 'OrtSessionOptionsAppendExecutionProvider_CUDA' in DLL 'onnxruntime'."
+)
+
+
+@pytest.mark.parametrize(
+    ("reference", "code"),
+    [
+        ('<PackageReference Include="Microsoft.ML.OnnxRuntime.Gpu" Version="1.29.0" />', "cpu-and-gpu-installed"),
+        ("dotnet add package Microsoft.ML.OnnxRuntime.Gpu", "cpu-and-gpu-installed"),
+        ("I installed NuGet package Microsoft.ML.OnnxRuntime.Gpu and another library", "cpu-and-gpu-installed"),
+        ('<PackageReference Include="Microsoft.ML.OnnxRuntime" Version="1.29.0" />', "cpu-package-only"),
+    ],
+)
+def test_a_cpu_runtime_loaded_although_the_gpu_package_is_referenced_is_two_packages(reference: str, code: str):
+    findings = analyze_log(f"{reference}\n{_ENTRY_POINT}\n", matrix=MATRIX)
+    assert findings[0].code == code
+    if code == "cpu-and-gpu-installed":
+        assert ".NET" in findings[0].fix and "Microsoft.ML.OnnxRuntime," in findings[0].fix
+
+
+def test_a_cpu_only_build_said_in_words():
+    assert codes("the CUDA image results in ONNX Runtime (ORT) without CUDA EP, so OCR runs on CPU")[0] == (
+        "cpu-package-only"
+    )
+    assert codes("No CUDAExecutionProvider available (while PyTorch does see CUDA).")[0] == "cpu-package-only"
+
+
+@pytest.mark.parametrize(
+    ("gpu_row", "slower"),
+    [
+        ("| CUDA  | 0.12s | 11.26s |", True),  # the first column alone would say faster; the row's sum is slower
+        ("| CUDA  | 0.12s | 0.30s  |", False),
+    ],
+)
+def test_device_rows_of_a_timing_table_compare_by_their_sums(gpu_row: str, slower: bool):
+    table = f"onnxruntime-gpu on an L4\n| CPU   | 0.96s | 1.66s  |\n{gpu_row}\n"
+    assert (codes(table)[:1] == ["gpu-slower-than-cpu"]) is slower

@@ -215,3 +215,32 @@ def test_release_without_cuda_version_is_not_guessed() -> None:
         "1.40.0", wheels_by_version(files)["1.40.0"], {"windows-amd64": _facts({}, cuda=None)}, {}
     )
     assert build is None and "do not say which CUDA version" in notes[0]
+
+
+def test_a_release_is_dated_by_its_first_wheel_on_the_index() -> None:
+    page = {
+        "files": [
+            {
+                "filename": f"onnxruntime_gpu-1.40.0-cp3{m}-cp3{m}-win_amd64.whl",
+                "url": "x.whl",
+                "upload-time": t,
+            }
+            for m, t in ((12, "2027-03-02T10:00:00.1Z"), (11, "2027-03-01T23:59:00.1Z"))
+        ]
+    }
+    files = parse_simple_json(page, "https://pypi.example/simple/onnxruntime-gpu/")
+    assert files[1].upload_time == "2027-03-01T23:59:00.1Z"
+    majors = {m.major: m for m in load_matrix().cuda_majors}
+    build, _ = build_from_facts("1.40.0", wheels_by_version(files)["1.40.0"], {"windows-amd64": _facts({})}, majors)
+    assert build is not None and build.released == "2027-03-01"
+
+
+def test_every_pypi_build_in_the_matrix_is_dated_and_the_majors_out_by_a_day_follow() -> None:
+    from provisioner.matrix.query import cuda_majors_released_by
+
+    matrix = load_matrix(use_cache=False)
+    assert all(b.released for b in matrix.builds)  # feed builds carry their PyPI twin's day
+    first = min(b.released or "" for b in matrix.builds)
+    assert cuda_majors_released_by(matrix, "2000-01-01") == frozenset()
+    assert len(cuda_majors_released_by(matrix, first)) == 1
+    assert len(cuda_majors_released_by(matrix, max(b.released or "" for b in matrix.builds))) > 1
