@@ -393,7 +393,8 @@ class _Reader:
             name = hit.group(1).lower().replace("_", "-")
             typed = P.TYPED_ROW.fullmatch(hit.group(0).strip()) and not P.TREE_ROW.match(raw)
             rest = raw[hit.end() :]
-            if not P.DIST_NEXT.match(raw, hit.end()) and P.SENTENCE_AFTER.match(rest):
+            padded = P.PADDED_ROW.match(hit.group(0).strip())  # a column's padding: poetry show's rows describe
+            if not P.DIST_NEXT.match(raw, hit.end()) and P.SENTENCE_AFTER.match(rest) and not padded:
                 break  # "onnxruntime 1.31.1: session ran on ...": a sentence naming the package, not a listing's row
             if name == "onnxruntime" and typed and hit.end() == len(raw.rstrip()):
                 # "onnxruntime 1.18.1" written as a sentence is the version the user means, not pip's row of the CPU
@@ -449,6 +450,8 @@ class _Reader:
         CPU one installed, required or removed, not installed, broken."""
         if P.BOTH_PACKAGES.search(raw):
             self.signal("both-packages", line)
+        for name, version in P.UNINSTALLED.findall(raw):
+            self.add("uninstalled", f"{name.lower().replace('_', '-')} {version}")
         if P.UNINSTALL_BOTH.search(raw):
             self.signal("uninstall-both", line)
         elif P.CPU_UNINSTALLED.search(raw):
@@ -810,7 +813,10 @@ class _Reader:
             cuda_visible_devices=self.visible.get("CUDA_VISIBLE_DEVICES"),
             nvidia_visible_devices=self.visible.get("NVIDIA_VISIBLE_DEVICES"),
         )
-        dists = tuple(f.get("dists", ()))
+        gone = set(f.get("uninstalled", ()))  # pip removed these: "Found existing installation" named them going
+        dists = tuple(
+            d for d in f.get("dists", ()) if not (d.line.startswith("Found existing installation") and d.value in gone)
+        )
         return LogEvidence(
             driver=self.driver,
             driver_line=self.driver_line,

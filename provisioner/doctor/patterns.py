@@ -412,7 +412,9 @@ GPU_INSTALLED = _compile(
 # a dependency pulling the CPU package in: "rembg pulls in onnxruntime as a dependency" (with the GPU package named,
 # both are installed; alone, the CPU package is)
 CPU_PULLED_IN = _compile(
-    r"(?:pulls?|pulled|brings?|brought|drags?|dragged)\s(?:in\s)?(?:the\s)?(?:CPU\s)?onnxruntime(?![-_.\w])", re.I
+    r"(?:pulls?|pulled|brings?|brought|drags?|dragged|also\sinstall(?:s|ed)?)\s(?:in\s)?(?:the\s)?(?:CPU\s)?"
+    r"(?:version of\s|package\s)?onnxruntime(?![-_.\w])",
+    re.I,
 )
 # the CPU package uninstalled (pip's command or its report)
 CPU_UNINSTALLED = _compile(
@@ -520,6 +522,8 @@ DIST_BODY = (
     r"nvidia-[a-z-]{2,40}-cu\d{2}|nvidia-(?:cudnn|cublas|cuda-runtime|cufft|curand|cuda-nvrtc)|pycuda)"
     r"(?:\s{1,40}|==|\s{0,3}@\s{0,3}\S{0,200}?\s{0,3})v?(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?(?:[.+-]?\w{1,20})?)\b"
 )
+PADDED_ROW = _compile(r"^[\w.-]{1,80}\s{2,40}v?\d")  # name and version in padded columns (pip list, poetry show)
+UNINSTALLED = _compile(r"Successfully uninstalled (onnxruntime(?:[-_]gpu)?)-(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)", re.I)
 TYPED_ROW = _compile(r"^[\w.-]{1,80} v?\d[\w.+-]{0,40}$")  # one space between name and version: typed, not listed
 DIST_LINE = _compile(r"^(?:[\s>+*-]{0,6}|[\s│├└─|`\\+-]{2,40}(?:\s|─))" + DIST_BODY, re.I)
 TREE_ROW = _compile(r"^[\s│├└─|`\\+-]{0,40}[├└─│]")  # a row of a dependency tree (uv tree, pipdeptree)
@@ -555,7 +559,7 @@ BOTH_PACKAGES = _compile(
     # "I tried both": one after the other)
     rf"(?:install\w{{0,4}}|hav(?:e|ing)|has|had|got)\s(?:\w{{1,12}}\s){{0,2}}both\b[^\n]{{0,30}}"
     rf"(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})|"
-    rf"(?:have|had|has|installed)\s(?:\w{{1,10}}\s){{0,2}}[`'\"]?(?:{_CPU_NAME}{_PIN}[`'\"]?\s(?:and|&|\+|,)\s[`'\"]?"
+    rf"(?:have|had|has|installed|shows?|showed|lists?|listed)\s(?:\w{{1,10}}\s){{0,2}}[`'\"]?(?:{_CPU_NAME}{_PIN}[`'\"]?\s(?:and|&|\+|,)\s[`'\"]?"
     rf"{_GPU_NAME}|{_GPU_NAME}{_PIN}[`'\"]?\s(?:and|&|\+|,)\s[`'\"]?{_CPU_NAME})|"
     rf"(?:{_CPU_NAME}[`'\"]?\s(?:and|&|,)\s[`'\"]?{_GPU_NAME}|{_GPU_NAME}[`'\"]?\s(?:and|&|,)\s[`'\"]?{_CPU_NAME})"
     rf"[`'\"]?\s(?:are|were)\s(?:both\s)?installed|"

@@ -433,3 +433,25 @@ def test_a_cpu_only_build_said_in_words():
 def test_device_rows_of_a_timing_table_compare_by_their_sums(gpu_row: str, slower: bool):
     table = f"onnxruntime-gpu on an L4\n| CPU   | 0.96s | 1.66s  |\n{gpu_row}\n"
     assert (codes(table)[:1] == ["gpu-slower-than-cpu"]) is slower
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("pip list shows onnxruntime 1.16.0 and onnxruntime-gpu 1.16.0", "cpu-and-gpu-installed"),
+        (  # poetry show: padded columns, then the description
+            "onnxruntime        1.16.3 ONNX Runtime is a runtime accelerator for Machine Learning models\n"
+            "onnxruntime-gpu    1.16.3 ONNX Runtime is a runtime accelerator for Machine Learning models",
+            "cpu-and-gpu-installed",
+        ),
+        ("installing rembg[gpu] also installed the CPU onnxruntime next to onnxruntime-gpu", "cpu-and-gpu-installed"),
+        (  # the CPU package pip names while removing it is no longer installed: the module left behind is broken
+            "Found existing installation: onnxruntime 1.16.3\nUninstalling onnxruntime-1.16.3:\n"
+            "  Successfully uninstalled onnxruntime-1.16.3\n"
+            "AttributeError: module 'onnxruntime' has no attribute 'SessionOptions'",
+            "package-files-missing",
+        ),
+    ],
+)
+def test_package_listings_in_their_other_forms(text: str, code: str):
+    assert codes(text)[:1] == [code]
