@@ -254,7 +254,7 @@ CPU_ONLY_BUILD = _compile(
     r"\[cuda\] backend not found|invalid backend name: '?cuda\b|"
     # Rust's ort crate built without its cuda feature
     r"CUDA(?:ExecutionProvider)?[^\n]{0,40}not registered because its corresponding (?:Cargo )?feature is not enabled|"
-    r"Specified provider '(?:CUDA|Tensorrt)ExecutionProvider' is not in available provider names|"
+    r"Specified provider 'CUDAExecutionProvider' is not in available provider names|"
     r"onnxruntime_providers_cuda\.(?:dll|so)['\"]?\s{0,3}(?:does not exist|not exist|is missing)|"
     # .NET / C: the loaded onnxruntime library has no CUDA entry point: a CPU build
     r"(?:Unable to find an entry point|EntryPointNotFound|找不到名为|入口点)[^\n]{0,120}"

@@ -455,3 +455,12 @@ def test_device_rows_of_a_timing_table_compare_by_their_sums(gpu_row: str, slowe
 )
 def test_package_listings_in_their_other_forms(text: str, code: str):
     assert codes(text)[:1] == [code]
+
+
+def test_tensorrt_missing_from_a_list_that_has_cuda_is_no_cpu_build():
+    warning = (
+        "onnxruntime_inference_collection.py:69: UserWarning: Specified provider 'TensorrtExecutionProvider' is not "
+        "in available provider names.Available providers: '{}'"
+    )
+    assert "cpu-package-only" not in codes(warning.format("CUDAExecutionProvider, CPUExecutionProvider"))
+    assert codes(warning.format("CPUExecutionProvider"))[:1] == ["cpu-package-only"]
