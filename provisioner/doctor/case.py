@@ -120,7 +120,9 @@ class Case:
         if ev.dated is None or matrix is None or self.builds or ev.ort_stated or ev.jetson:
             return None
         bridge = any(
-            s.value in ("module-not-found", "dll-init-failed") and _PROVIDER_BRIDGE.search(s.line) for s in ev.signals
+            s.value in ("module-not-found", "dll-init-failed", "provider-dll-init-failed")
+            and _PROVIDER_BRIDGE.search(s.line)
+            for s in ev.signals
         )  # Windows' loader failing on a provider library: only a build with shared providers loads one
         if not ((self.gpu_build or self.cuda_provider_failed or bridge) and ev.signal("python")):
             return None

@@ -154,6 +154,7 @@ SYMPTOMS = {
     "cpu-only-build": "a CPU-only onnxruntime in use",
     "module-not-found": "a DLL/module not found (error 126)",
     "dll-init-failed": "a DLL's initialisation failed (error 1114)",
+    "provider-dll-init-failed": "a provider's DLL failed to initialise (error 1114)",
     "pybind-import-failed": "onnxruntime's module failed to import",
     "not-installed": "onnxruntime not installed",
     "no-wheel": "no wheel for the platform",
@@ -573,8 +574,9 @@ class _Reader:
                     seen.add(name.lower())
                     self.add("loading", Seen(name, line))
         self.on_disk(raw, line)
-        if P.DLL_INIT.search(raw):
-            self.signal("dll-init-failed", line)
+        if P.DLL_INIT.search(raw):  # a provider's DLL alone (onnxruntime's own loaded), or any other DLL
+            provider = P.PROVIDER_DLL.search(raw) and not P.PYBIND_IMPORT.search(raw)
+            self.signal("provider-dll-init-failed" if provider else "dll-init-failed", line)
         if P.MSVC_ABSENT.search(raw) or P.ENTRY_POINT_MISSING.search(raw):
             self.signal("msvc-absent", line)
         if not seen and (said := P.LIBRARY_SAID_MISSING.search(raw)):
@@ -791,12 +793,15 @@ class _Reader:
 
     # --- the result ---------------------------------------------------------------------------------------------
     def session_fallback(self) -> None:
-        """The build lists the CUDA provider as available (or get_device() says GPU), and every session's provider
-        list printed lacks it: the CUDA provider could not be created (the session fell back to the CPU)."""
+        """The build lists the CUDA provider as available (or get_device() says GPU, or the GPU package is installed),
+        and every session's provider list printed lacks it: the CUDA provider could not be created (the session fell
+        back to the CPU)."""
         available = [s for s in self.f.get("providers", []) if P.AVAILABLE.search(s.line) and "CUDA" in s.value]
-        gpu_device = any(s.value == "gpu-device" for s in self.f.get("signals", []))  # get_device(): 'GPU'
+        # get_device() said 'GPU', or the GPU package is installed (listed, or the user's install command)
+        gpu = any(s.value in ("gpu-device", "gpu-installed") for s in self.f.get("signals", []))
+        gpu = gpu or any(d.value.startswith("onnxruntime-gpu ") for d in self.f.get("dists", []))
         sessions: list[Seen] = self.f.get("sessions", [])
-        if (available or gpu_device) and sessions and all("CUDA" not in s.value for s in sessions):
+        if (available or gpu) and sessions and all("CUDA" not in s.value for s in sessions):
             self.signal("provider-failed", sessions[0].line)
 
     def evidence(self, cut: bool) -> LogEvidence:

@@ -541,11 +541,17 @@ def c_cpu_only(c: Case) -> Seen | None:
 
 
 def _weak_cpu_only(c: Case) -> Seen | None:
-    """An application saying the CUDA provider is not available and falling back to the CPU, with no list printed:
-    its check of the available providers found none (a CPU build), unless the GPU build is shown failing."""
+    """With no list of the available providers printed, unless the GPU build is shown (failing or named): an
+    application saying the CUDA provider is not available and falling back to the CPU (its check of the available
+    providers found none), or sessions that all run on the CPU alone with no failure of the CUDA provider shown
+    (applications such as insightface ask for every available provider: a CPU build has only the CPU's)."""
     if c.gpu_build or c.ev.providers or c.cuda_provider_failed:
         return None
-    return c.ev.signal("cuda-unavailable")
+    if said := c.ev.signal("cuda-unavailable"):
+        return said
+    sessions = c.ev.session_providers
+    cpu_alone = sessions and all(s.value.split(",") == ["CPU"] for s in sessions)
+    return sessions[0] if cpu_alone and not _gpu_package_named(c) else None
 
 
 def cpu_package_only(c: Case) -> list[Finding]:
@@ -745,7 +751,7 @@ def library_not_on_path(c: Case) -> list[Finding]:
 
 def msvc_runtime_missing(c: Case) -> list[Finding]:
     found = [f for f in library_findings(c) if f.code == "msvc-runtime-missing"]
-    if c.ev.signal("dll-init-failed"):
+    if c.ev.signal("dll-init-failed") and not _provider_init_failed(c):
         title = (
             "a DLL's initialisation failed (Windows error 1114): usually a missing or old Microsoft Visual C++ runtime"
         )
@@ -773,6 +779,17 @@ def msvc_runtime_missing(c: Case) -> list[Finding]:
             )
         )
     return found
+
+
+def _provider_init_failed(c: Case) -> bool:
+    """Error 1114 on loading a provider library (onnxruntime_providers_cuda.dll) only: onnxruntime's own DLL, built
+    with the same Visual C++ runtime, loaded, so that runtime is not what failed; the provider's CUDA or cuDNN DLLs
+    (another version found first, or one failing to start) are."""
+    named = [line for line in c.ev.lines("dll-init-failed") if _NAMES_MODULE.search(line)]  # not a title's echo
+    return bool(c.ev.signal("provider-dll-init-failed")) and not named
+
+
+_NAMES_MODULE = re.compile(r"\.(?:dll|pyd)\b|importing|pybind", re.I)
 
 
 def zlibwapi_missing(c: Case) -> list[Finding]:
@@ -892,6 +909,13 @@ def gpu_provider_failed(c: Case) -> list[Finding]:
         if ev.signal("cuda-call-error"):
             title = "a CUDA, cuBLAS or cuDNN call of ONNX Runtime's CUDA provider failed"
             return [c.finding("gpu-provider-failed", title, ev.lines("cuda-call-error"))]
+        if _provider_init_failed(c):
+            title = (
+                "the CUDA provider's DLL failed to initialise (Windows error 1114) while onnxruntime itself loaded: "
+                "one of its CUDA or cuDNN DLLs failed to start (another version found first on the PATH, or a "
+                "laptop's NVIDIA GPU switched off by its power settings)"
+            )
+            return [c.finding("gpu-provider-failed", title, ev.lines("provider-dll-init-failed"))]
         return []
     need = ""
     if c.build_cuda and c.build_cudnn and ev.cudnn_required:

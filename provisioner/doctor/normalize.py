@@ -91,9 +91,14 @@ class Line:
     text: str
 
 
+_BOLD = re.compile(r"\*\*(?=\S)([^*\n]{1,120}?)(?<=\S)\*\*")  # markdown's **bold** around a word
+
+
 def unify(text: str) -> str:
-    """Typographic quotes and apostrophes as ASCII, full-width punctuation as ASCII (the text stays otherwise)."""
-    return text.translate(_QUOTES)
+    """Typographic quotes and apostrophes as ASCII, full-width punctuation as ASCII, markdown's bold markers
+    removed (`**onnxruntime_gpu**-1.15.0`); the text stays otherwise."""
+    text = text.translate(_QUOTES)
+    return _BOLD.sub(r"\1", text) if "**" in text else text
 
 
 def strip_prefixes(line: str) -> tuple[str, bool]:

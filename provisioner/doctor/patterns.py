@@ -114,6 +114,7 @@ def _windows_words(number: int) -> str:
 
 
 DLL_INIT = _compile(_windows_words(1114) + r"|DLL initiali[sz]ation routine failed", re.I)
+PROVIDER_DLL = _compile(r"onnxruntime_providers_(?:cuda|tensorrt)\.dll", re.I)
 MODULE_NOT_FOUND = _compile(
     r"LoadLibrary failed with error 126|"
     + _windows_words(126)
@@ -199,7 +200,6 @@ PROVIDER_FAILED = _compile(
     r"onnxruntime_providers_(cuda|tensorrt)|(?:Ort)?SessionOptionsAppendExecutionProvider_(Cuda|Tensorrt)\w{0,4}: "
     r"Failed to load shared library|Attempt to set CUDAExecutionProvider failed|"
     r"CUDA_PATH is set but CUDA wasn'?t able to be loaded|"
-    r"(?:Current|Applied) providers: \['CPUExecutionProvider'\]|"
     r"Failed to load shared library|"
     r"(?:fail\w{0,3}|cannot|can'?t|could not|unable to|error)[^\n]{0,60}onnxruntime_providers_(cuda|tensorrt)\.dll|"
     r"Failed to start ONNX Runtime with CUDA|registering `?CUDAExecutionProvider`?[^\n]{0,20}(?:failed|error)",
@@ -278,7 +278,7 @@ CPU_ONLY_BUILD = _compile(
     r"cpu\s?版(?:本)?的?\s?onnxruntime(?![-_.A-Za-z0-9])|onnxruntime(?![-_.A-Za-z0-9])\s?的?\s?cpu\s?版|"
     r"get_device\(\)[^\n]{0,20}(?:returns|=|:|->)\s{0,3}'?CPU\b'?|"
     r"(?:using|use|have|installed|install)\s(?:the\s)?CPU(?:[- ]only)?\s(?:version|build|package)\sof\sonnxruntime|"
-    r"onnxruntime(?![-_.\w])\s\(?CPU\)?\s(?:version|build|package)\b|"
+    r"onnxruntime(?![-_.\w])\s\(?CPU\)?\s(?:version|build|package|v?\d{1,2}\.\d{1,3})\b|"
     r"(?:installed |the )onnxruntime(?![-_.\w])\s(?:package\s)?(?:is|was)\s(?:the\s|a\s)?CPU(?:[- ]only)?\s"
     r"(?:version|build|package)",
     re.I,
@@ -398,11 +398,12 @@ GPU_INSTALLED = _compile(
     r"(?:python3?(?:\.exe)?\s{1,3}-m\s{1,3})?"
     r"(?:(?:pip3?|uv pip|uv|poetry|conda|mamba|pdm|pipenv)\s{1,3}(?:install|add)|"
     r"dotnet add(?: [\w.-]{1,60})? package|Install-Package|nuget install)\s"
-    rf"(?:[^\n]{{0,80}}\s)?[\"']?{_GPU_PKG}|"
+    rf"(?:[^\n]{{0,80}}[\s\[,])?[\"']?{_GPU_PKG}|"
     # a project's dependency on it: .NET's PackageReference, Maven's artifactId, Gradle's coordinates
     rf"PackageReference\s{{1,3}}Include\s?=\s?[\"']{_GPU_PKG}|<artifactId>onnxruntime_gpu<|"
     r"com\.microsoft\.onnxruntime:onnxruntime_gpu\b|"
-    r"\bI(?:'ve|'d| have| had)?\s(?:\w{1,12}\s){0,2}(?:installed|reinstalled|re-installed|install|am using|use)\s"
+    r"(?:\bI(?:'ve|'d| have| had)?\s(?:\w{1,12}\s){0,2}|\band\s(?:then\s)?)"
+    r"(?:installed|reinstalled|re-installed|install|am using|use|added)\s"
     rf"(?:the\s|latest\s|NuGet\s|packages?\s){{0,3}}[`'\"]?{_GPU_PKG}|"
     rf"{_GPU_PKG}[`'\"]?(?:\s?(?:==|v)?\s?\d{{1,2}}\.\d{{1,3}}(?:\.\d{{1,3}})?)?\s(?:is|was|has been|is already)\s"
     r"(?!not\b|never\b|no longer\b)"
@@ -413,7 +414,10 @@ GPU_INSTALLED = _compile(
 # both are installed; alone, the CPU package is)
 CPU_PULLED_IN = _compile(
     r"(?:pulls?|pulled|brings?|brought|drags?|dragged|also\sinstall(?:s|ed)?)\s(?:in\s)?(?:the\s)?(?:CPU\s)?"
-    r"(?:version of\s|package\s)?onnxruntime(?![-_.\w])",
+    r"(?:version of\s|package\s)?onnxruntime(?![-_.\w])|"
+    # "exporters installs onnxruntime package", "the onnxruntime package is installed" (as another one's dependency)
+    r"\binstalls\s(?:the\s)?[`'\"]?onnxruntime[`'\"]?(?![-_.\w])\spackage|"
+    r"\bthe\s[`'\"]?onnxruntime[`'\"]?(?![-_.\w])\spackage\s(?:is|was|gets|got)\s(?:also\s)?(?:re)?installed",
     re.I,
 )
 # the CPU package uninstalled (pip's command or its report)
@@ -566,8 +570,9 @@ BOTH_PACKAGES = _compile(
     rf"\bboth\b[^\n]{{0,30}}(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})[^\n]{{0,20}}"
     rf"(?:are|were|is)?\s?(?:installed|present|in (?:the|my) (?:env|venv|environment))|"
     rf"(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})[^\n]{{0,40}}(?:co-?exist|together|"
-    rf"at the same time|both installed|conflict|clash|overwrit|overrid|shadow)|"
-    rf"{_CPU_NAME}[^\n]{{0,20}}(?:conflicts? with|overwrites|overrides|shadows|replaces|breaks)[^\n]{{0,10}}"
+    rf"at the same time|both installed|conflict|clash|overwrit|overrid|shadow|interfer|冲突|共存|覆盖|同时)|"
+    rf"{_CPU_NAME}[^\n]{{0,20}}(?:conflicts? with|overwrites|overrides|shadows|replaces|breaks|覆盖掉?|替换掉?)"
+    rf"[^\n]{{0,10}}"
     rf"{_GPU_NAME}|"
     # one install command (a line of its own) naming both
     rf"^[$>#%!]{{0,2}}\s{{0,3}}(?:python3?\s{{1,3}}-m\s{{1,3}})?(?:pip3?|uv pip|uv)\s{{1,3}}(?:install|add)\s{{1,3}}"
@@ -729,10 +734,16 @@ NOT_INSTALLED = _compile(
     rf"No module named {Q}onnxruntime{Q}|No module named {Q}onnxruntime\.capi|No module named onnxruntime$|"
     rf"DistributionNotFound: The {Q}onnxruntime|PackageNotFoundError: {Q}?onnxruntime|"
     r"No matching distribution found for onnxruntime\b(?!-gpu)(?!_gpu)|"
-    rf"The {Q}?onnxruntime(?:[-_]gpu)?{Q}? distribution was not found",
+    rf"The {Q}?onnxruntime(?:[-_]gpu)?{Q}? distribution was not found|"
+    # .NET: the managed API without a native runtime package: the onnxruntime.dll found (Windows' own, in System32) is
+    # not ONNX Runtime's, it lacks the very first entry point
+    rf"entry point named {Q}OrtGetApiBase{Q}|EntryPointNotFoundException{Q}? in Microsoft\.ML\.OnnxRuntime\.dll",
     re.I,
 )
 BROKEN_PACKAGE = _compile(
+    # an installer that finds the package without its files: onnxruntime-node's "Failed to find runtimes/.../
+    # libonnxruntime_providers_cuda.so in NuGet package"
+    r"Failed to find [^\n]{0,160}onnxruntime[^\n]{0,80} in (?:the\s)?(?:NuGet\s)?package|"
     rf"module {Q}onnxruntime{Q} has no attribute {Q}(?:InferenceSession|SessionOptions|"
     rf"GraphOptimizationLevel|get_available_providers|get_device|set_default_logger_severity|capi){Q}|"
     rf"cannot import name {Q}\w{{1,40}}{Q} from {Q}onnxruntime{Q} \(unknown location\)|"

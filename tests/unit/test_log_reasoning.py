@@ -392,7 +392,18 @@ def test_answers_said_under_the_call_are_read():
     )
     assert codes(text)[0] == "gpu-provider-failed"  # a GPU build whose session fell back: the provider failed
     assert codes("`onnxruntime.get_device()`\nit returns 'CPU'\n")[0] == "cpu-package-only"
-    assert codes("`sess.get_providers()`\nI get CPUExecutionProvider\n") == []  # a session alone proves no failure
+    session = "`sess.get_providers()`\nI get CPUExecutionProvider\n"
+    assert codes(session)[:1] == ["cpu-package-only"]  # CPU alone, no failure shown, no GPU package: a CPU build
+    assert codes("$ pip install onnxruntime-gpu\n" + session)[:1] == ["gpu-provider-failed"]
+
+
+def test_sessions_on_the_cpu_alone_are_read_with_what_is_installed():
+    applied = "Applied providers: ['CPUExecutionProvider'], with options: {'CPUExecutionProvider': {}}\n"
+    assert codes(applied * 3)[:1] == ["cpu-package-only"]  # insightface asks for every available provider
+    assert codes("onnxruntime-gpu    1.17.1\n" + applied)[:1] == ["gpu-provider-failed"]
+    failed = "[W:onnxruntime:Default, onnxruntime_pybind_state.cc:1064 CreateExecutionProviderInstance] Failed to "
+    failed += "create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*.\n"
+    assert "cpu-package-only" not in codes(failed + applied)
 
 
 _ENTRY_POINT = (
@@ -464,3 +475,37 @@ def test_tensorrt_missing_from_a_list_that_has_cuda_is_no_cpu_build():
     )
     assert "cpu-package-only" not in codes(warning.format("CUDAExecutionProvider, CPUExecutionProvider"))
     assert codes(warning.format("CPUExecutionProvider"))[:1] == ["cpu-package-only"]
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (  # the provider's DLL alone: onnxruntime's own DLL (same Visual C++ runtime) loaded before it
+            'LoadLibrary failed with error 1114 "" when trying to load "C:\\app\\onnxruntime_providers_cuda.dll"',
+            "gpu-provider-failed",
+        ),
+        (  # importing onnxruntime itself
+            "ImportError: DLL load failed while importing onnxruntime_pybind11_state: A dynamic link library (DLL) "
+            "initialization routine failed.",
+            "msvc-runtime-missing",
+        ),
+    ],
+)
+def test_error_1114_is_read_by_which_dll_failed(text: str, code: str):
+    assert codes(text)[:1] == [code]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "EntryPointNotFoundException: Unable to find an entry point named 'OrtGetApiBase' in DLL 'onnxruntime'.",
+        "Exception thrown: 'System.EntryPointNotFoundException' in Microsoft.ML.OnnxRuntime.dll",
+    ],
+)
+def test_the_managed_api_without_a_native_runtime_is_onnxruntime_not_installed(text: str):
+    assert codes(text)[:1] == ["onnxruntime-not-installed"]
+
+
+def test_an_installer_finding_the_package_without_its_files_is_package_files_missing():
+    text = "npm error Error: Failed to find runtimes/win-x64/native/libonnxruntime_providers_cuda.so in NuGet package"
+    assert codes(text)[:1] == ["package-files-missing"]
