@@ -20,7 +20,7 @@ from provisioner.doctor.normalize import Line, logical_lines
 from provisioner.doctor.scan import LINE_LIMIT, READ_LIMIT, SHAPE_LIMIT, bounded, candidate_lines
 from provisioner.facts import DriverInfo, Gpu, OrtDist, RuntimeEnvironment
 from provisioner.matrix.query import gpu_key, gpu_models_by_key
-from provisioner.standalone.libnames import library_family
+from provisioner.standalone.libnames import complete_fragment, library_family
 
 if TYPE_CHECKING:
     from provisioner.matrix.model import Matrix
@@ -617,6 +617,8 @@ class _Reader:
             return
         seen.add(filename.lower())
         family = library_family(filename) or library_family(re.sub(r"^lib_", "lib", filename))  # "lib_cudnn_adv.so.9"
+        if family is None and (whole := complete_fragment(filename)):  # "Lt64_12.dll": a garbled paste ate its start
+            family, filename = whole
         self.add("loads", LoadError(filename, family, major_of(filename), line, needed_by))
 
     def errors(self, raw: str, line: str, lower: str) -> None:

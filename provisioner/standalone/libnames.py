@@ -106,6 +106,23 @@ def library_family(filename: str) -> str | None:
     return None
 
 
+def complete_fragment(fragment: str):  # -> Optional[Tuple[str, str]]
+    """(family, whole name) for the end of a library's name whose start a garbled paste ate ("Lt64_12.dll" ->
+    cublasLt, cublasLt64_12.dll): the one family whose name, with the fragment's major, ends with it; None when
+    none or several do ("64_12.dll")."""
+    hit = re.search(r"(\d{1,3})(?:_0)?\.dll$|\.so\.(\d{1,3})$", fragment, re.IGNORECASE)
+    if hit is None or len(fragment) < 8:
+        return None
+    number = hit.group(1) or hit.group(2)
+    found = []
+    for family, linux, windows, _ in FAMILIES:
+        for template in (*linux, *windows):
+            name = template.replace("{N}{M}", number).replace("{N}", number)
+            if name.lower().endswith(fragment.lower()) and name.lower() != fragment.lower():
+                found.append((family, name))
+    return found[0] if len(found) == 1 else None
+
+
 def match_library(filename: str, windows: bool = False) -> tuple[str, str | None] | None:
     """('cudnn', '9') for libcudnn.so.9 or cudnn64_9.dll: the name a loader asks for, of a family detect lists;
     None for anything else (a fully versioned file, a dev symlink, another library of the family)."""

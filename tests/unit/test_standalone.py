@@ -321,3 +321,19 @@ def test_the_verify_child_takes_the_lazy_sonames_from_the_matrix(
     verify_static.static_check("cuda", str(capi.parent), None, result, args.lazy_by_major)
     lazy = [entry["soname"] for entry in result["static"]["libraries"] if entry["needed"] == "lazy"]
     assert lazy == ["libcudnn.so.9", "libcufft.so.11"]
+
+
+@pytest.mark.parametrize(
+    ("fragment", "whole"),
+    [
+        ("Lt64_12.dll", ("cublasLt", "cublasLt64_12.dll")),  # a garbled locale ate "cubla"
+        ("rt64_12.dll", ("cudart", "cudart64_12.dll")),
+        ("blasLt.so.12", ("cublasLt", "libcublasLt.so.12")),
+        ("64_12.dll", None),  # several families end so
+        ("cudnn64_9.dll", None),  # a whole name is no fragment
+    ],
+)
+def test_the_end_of_a_garbled_library_name_is_completed_only_where_one_family_fits(
+    fragment: str, whole: tuple[str, str] | None
+):
+    assert libnames.complete_fragment(fragment) == whole
