@@ -106,7 +106,7 @@ def library_family(filename: str) -> str | None:
     return None
 
 
-def complete_fragment(fragment: str):  # -> Optional[Tuple[str, str]]
+def complete_fragment(fragment: str) -> tuple[str, str] | None:
     """(family, whole name) for the end of a library's name whose start a garbled paste ate ("Lt64_12.dll" ->
     cublasLt, cublasLt64_12.dll): the one family whose name, with the fragment's major, ends with it; None when
     none or several do ("64_12.dll")."""
