@@ -702,6 +702,7 @@ NVIDIA_GPU = _compile(
 OTHER_GPU = _compile(
     r"\b(?:AMD\s?)?Radeon\b[^\n,;)]{0,30}|\bRX\s?\d{3,4}(?:\s?XTX?)?\b|\bIntel\(R\)\s(?:UHD|Iris|HD)[^\n,;)]{0,30}|"
     r"\bIntel\s(?:UHD|Iris|HD|Arc)\b[^\n,;)]{0,20}|\bAMD (?:GPU|graphics|cuda)\b|\bROCm\b|"
+    r"\b(?:integrated\s)?Intel\s(?:integrated\s)?GPU\b|\bIris\s?Xe\b|"
     r"\[[+xX✓]\]\s{0,2}(?:AMD|Intel)\b",
     re.I,
 )

@@ -106,6 +106,7 @@ ERROR_35 = "CUDA failure 35: CUDA driver version is insufficient for CUDA runtim
             "driver-too-old",
         ),
         ("docker container on a machine with a Radeon RX 6800 XT", "no-driver"),  # no NVIDIA GPU at all
+        ("I'm using an integrated Intel GPU (iris xe graphics), Windows 11", "no-driver"),
         ("Windows 11 desktop", "driver-too-old"),
     ],
 )
