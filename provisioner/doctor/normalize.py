@@ -169,8 +169,10 @@ def _tail(text: str) -> str:
 
 
 def _wrap_width(raws: list[str]) -> int | None:
-    """The width the paste was wrapped at: the most common length of its long lines, seen at least twice."""
-    lengths = Counter(len(r) for r in raws if len(r) >= WRAP_MIN and not _table_end(r) and len(_columns(r)) < 2)
+    """The width the paste was wrapped at: the most common length of its long lines, seen at least twice in lines
+    that differ (a line the program printed again and again is not cut at a width)."""
+    distinct = dict.fromkeys(raws)
+    lengths = Counter(len(r) for r in distinct if len(r) >= WRAP_MIN and not _table_end(r) and len(_columns(r)) < 2)
     if not lengths:
         return None
     width, count = lengths.most_common(1)[0]

@@ -84,3 +84,9 @@ def test_lines_that_are_not_wrapped_stay_apart():
     assert len(normalise(rows.strip())) == 3
     record = "2024-01-01 10:00:00 [E:onnxruntime:x] Failed to create " + "x" * 60
     assert len(normalise(f"{record}\n2024-01-01 10:00:01 second record")) == 2
+
+
+def test_a_line_printed_again_and_again_sets_no_wrap_width():
+    applied = "Applied providers: ['CPUExecutionProvider'], with options: {'CPUExecutionProvider': {}}"
+    text = "\n".join(f"{applied}\nfind model: /m/{name}.onnx landmark" for name in ("a", "b", "c"))
+    assert normalise(text).count(applied) == 3  # each record stays a line of its own
