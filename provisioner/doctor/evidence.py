@@ -155,6 +155,7 @@ SYMPTOMS = {
     "module-not-found": "a DLL/module not found (error 126)",
     "dll-init-failed": "a DLL's initialisation failed (error 1114)",
     "provider-dll-init-failed": "a provider's DLL failed to initialise (error 1114)",
+    "provider-name-unknown": "the code asks for a provider by a name ONNX Runtime does not know",
     "pybind-import-failed": "onnxruntime's module failed to import",
     "not-installed": "onnxruntime not installed",
     "no-wheel": "no wheel for the platform",
@@ -654,6 +655,8 @@ class _Reader:
         self.wrapped = _cut_provider_list(raw) if "provider" in lower else ""
         if P.GPU_BUILD.search(raw):
             self.signal("gpu-build", line)
+        if "unknown provider" in lower and P.UNKNOWN_PROVIDER.search(raw):
+            self.signal("provider-name-unknown", line)
         if P.CPU_ONLY_BUILD.search(raw) or _prose_cpu_list(raw):
             self.signal("cpu-only-build", line)
         if "executionprovider" in lower and P.CUDA_APPLIED.search(raw):

@@ -545,8 +545,8 @@ def _weak_cpu_only(c: Case) -> Seen | None:
     application saying the CUDA provider is not available and falling back to the CPU (its check of the available
     providers found none), or sessions that all run on the CPU alone with no failure of the CUDA provider shown
     (applications such as insightface ask for every available provider: a CPU build has only the CPU's)."""
-    if c.gpu_build or c.ev.providers or c.cuda_provider_failed:
-        return None
+    if c.gpu_build or c.ev.providers or c.cuda_provider_failed or c.ev.signal("provider-name-unknown"):
+        return None  # a provider asked for by a wrong name ("cuda") runs the session on the CPU whatever is installed
     if said := c.ev.signal("cuda-unavailable"):
         return said
     sessions = c.ev.session_providers

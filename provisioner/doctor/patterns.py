@@ -195,6 +195,13 @@ GPU_BUILD = _compile(
     r"CUDA (?:failure|error) \d|cudaError[A-Z]",
     re.I,
 )
+# the code asks for a provider by a name ONNX Runtime does not know ("cuda" for CUDAExecutionProvider): whatever the
+# setup, the session runs on the CPU
+UNKNOWN_PROVIDER = _compile(
+    r"Unknown Provider Type: (?!\w{2,20}ExecutionProvider\b)\w{1,30}|"
+    r"Unknown provider name: (?!\w{2,20}ExecutionProvider\b)\w{1,30}",
+    re.I,
+)
 PROVIDER_FAILED = _compile(
     r"Failed to create (CUDA|Tensorrt)ExecutionProvider|Failed to load (?:library|shared library)[^\n]{0,200}"
     r"onnxruntime_providers_(cuda|tensorrt)|(?:Ort)?SessionOptionsAppendExecutionProvider_(Cuda|Tensorrt)\w{0,4}: "

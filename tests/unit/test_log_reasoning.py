@@ -510,3 +510,11 @@ def test_the_managed_api_without_a_native_runtime_is_onnxruntime_not_installed(t
 def test_an_installer_finding_the_package_without_its_files_is_package_files_missing():
     text = "npm error Error: Failed to find runtimes/win-x64/native/libonnxruntime_providers_cuda.so in NuGet package"
     assert codes(text)[:1] == ["package-files-missing"]
+
+
+def test_a_provider_asked_for_by_a_wrong_name_is_no_cpu_build():
+    text = (
+        "EP Error Unknown Provider Type: cuda when using ['cuda']\nFalling back to ['CPUExecutionProvider'] and "
+        "retrying.\nApplied providers: ['CPUExecutionProvider'], with options: {'CPUExecutionProvider': {}}\n"
+    )
+    assert codes(text) == []  # the caller's provider name, not the setup: nothing to install
