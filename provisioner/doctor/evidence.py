@@ -925,7 +925,7 @@ _SYMPTOMS = (
     (P.GPU_NOT_PASSED, "gpu-not-passed", ("gpus", "runtime", "gpu")),
     (P.REBOOT_FIXED, "reboot-fixed", ("reboot", "restart")),
     (P.TORCH_ARCH, "torch-arch", ("capability",)),
-    (P.PROVIDER_FAILED_SAID, "provider-failed", ("provider", " ep")),
+    (P.PROVIDER_FAILED_SAID, "provider-failed", ("provider", " ep", "无法加载", "失败")),
     (P.NODES_ON_CPU_SAID, "nodes-on-cpu", ("cpu", "provider", " ep")),
     (P.OOM, "out-of-memory", ("memory", "alloc", "显存")),
     (P.FORCE_PTX_JIT, "force-ptx-jit", ("force_ptx",)),

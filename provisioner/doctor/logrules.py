@@ -186,7 +186,9 @@ def unnamed_dependency(c: Case) -> Finding | None:
 
 def cuda_path_not_loaded(c: Case) -> bool:
     """Windows' "CUDA_PATH is set but CUDA wasn't able to be loaded" is in the log."""
-    return any("CUDA_PATH is set" in s.line for s in c.ev.signals if s.value == "provider-failed")
+    return any(
+        "CUDA_PATH is set" in s.line or "CUDA路径已设置" in s.line for s in c.ev.signals if s.value == "provider-failed"
+    )
 
 
 def build_mismatch(c: Case) -> tuple[str, tuple[str, ...]] | None:

@@ -254,7 +254,8 @@ CUDA_APPLIED = _compile(
 )
 CPU_ONLY_BUILD = _compile(
     r"(?:CUDA|GPU)(?: execution provider)? is not enabled in this build|CUDA execution provider is not enabled|"
-    r"not (?:compiled|built) with (?:CUDA|GPU)|compile (?:it )?with GPU|with GPU support|"
+    r"not (?:compiled|built) with (?:CUDA|GPU)|compile (?:it )?with GPU|"
+    r"(?:compile|build|built|need|needs|requires?)\w{0,3}\s(?:it\s|onnxruntime\s|a\sversion\s)?with GPU support|"
     r"compile ONNX ?Runtime with (?:CUDA|GPU)|"
     r"invalid choice: 'cuda' \(choose from 'cpu'\)|"
     # onnxruntime-node without its CUDA provider: "[cuda] backend not found", "invalid backend name: cuda"
@@ -351,7 +352,9 @@ PROVIDER_FAILED_SAID = _compile(
     r"(?:fail\w{0,3}|unable|can'?t|cannot|couldn'?t|not able)\s(?:to\s)?"
     r"(?:create|load|initiali[sz]e|register|use|start|enable)\s(?:the\s)?(?:CUDA|GPU)\s?(?:execution\s)?(?:provider|EP)\b|"
     r"(?:CUDA|GPU|the)\s(?:execution\s)?(?:provider|EP)\s(?:\w{1,10}\s)?(?:fails|failed|doesn'?t work|does not work|"
-    r"is not working|won'?t load|cannot be (?:created|loaded))",
+    r"is not working|won'?t load|cannot be (?:created|loaded))|"
+    # Chinese: "CUDA路径已设置但无法加载CUDA" (CUDA_PATH is set but CUDA could not be loaded), "加载CUDA失败"
+    r"无法加载\s?CUDA|CUDA\s?(?:执行提供程序|provider|EP)?\s?(?:加载|创建)失败|(?:加载|创建)\s?CUDA\s?(?:执行提供程序)?失败",
     re.I,
 )
 # nodes placed on the CPU, said in words ("some ops fall back to the CPU", "not supported by the CUDA EP")
@@ -492,7 +495,8 @@ BUILD_CUDA = _compile(
 ORT_STATED = _compile(
     r"onnxruntime[-_](?:linux|win|windows|osx)[-_](?:x64|aarch64|arm64)[-_](gpu[-_]|cuda\d{0,2}[-_])?"
     r"(1\.\d{1,2}(?:\.\d{1,2})?)|"
-    r"(?:ONNX ?Runtime|onnxruntime)([-_. ]gpu)?(?: version)?\s{0,3}(?:==|:|v|\s)\s{0,3}(1\.\d{1,2}(?:\.\d{1,2})?)\b|"
+    r"(?:ONNX ?Runtime|onnxruntime)([-_. ]gpu)?(?: version)?\s{0,3}(?:==|:|v|\s|的?版本(?:是|为|:|号)?)\s{0,3}"
+    r"(1\.\d{1,2}(?:\.\d{1,2})?)\b|"
     r"onnxruntime([-_]gpu)[-_](1\.\d{1,2}(?:\.\d{1,2})?)\.jar|OnnxRuntime(\.Gpu)\s{1,3}(1\.\d{1,2}(?:\.\d{1,2})?)",
     re.I,
 )

@@ -518,3 +518,17 @@ def test_a_provider_asked_for_by_a_wrong_name_is_no_cpu_build():
         "retrying.\nApplied providers: ['CPUExecutionProvider'], with options: {'CPUExecutionProvider': {}}\n"
     )
     assert codes(text) == []  # the caller's provider name, not the setup: nothing to install
+
+
+def test_chinese_statements_of_the_version_and_the_failure_are_read():
+    text = (
+        "使用tagger打标会显示CUDA路径已设置但无法加载CUDA\n"
+        "本机安装的cuda是12.6, 要求onnxruntime-gpu的版本是1.17.1\n"
+    )
+    assert codes(text)[:1] == ["cuda-major-mismatch"]  # 1.17.1's PyPI wheel is a CUDA 11 build
+
+
+def test_onnxruntime_with_gpu_support_said_is_no_cpu_build():
+    text = "I have onnxruntime with GPU support set up; TensorRT initialization failed"
+    assert "cpu-package-only" not in codes(text)
+    assert codes("you need to compile onnxruntime with GPU support")[:1] == ["cpu-package-only"]
