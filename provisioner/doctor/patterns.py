@@ -515,7 +515,7 @@ CUDA_MAJOR_SAID = _compile(r"\bcuda[ -]?(9|1[0-4])\b(?![.\d])", re.I)  # "I have
 NVCC = _compile(
     r"(?:compilation tools, release\s|release|nvcc[^\n\d]{0,30}|cuda[_ -]?toolkit[^\n\d]{0,12}|CUDA[\\/]v|cuda-|"
     r"CUDA_PATH[^\n\d]{0,40}v"
-    r"|cuda[ _]?(?:version)?:?\s?|cuda\s?(?:is|=|==)\s?)(\d{1,2}\.\d)\b",
+    r"|cuda[ _]?(?:version)?:?\s?|cuda\s?(?:is|=|==|是|版本是?|版本为)\s?)(\d{1,2}\.\d)\b",
     re.I,
 )
 # a framework's report of the CUDA runtime it runs with, and of the driver's ("Driver API Version: 11.2, Runtime API
