@@ -269,6 +269,7 @@ class _Reader:
         self.using: str | None = None  # the providers of onnxruntime's last "EP Error ... when using [...]"
         self.columns: tuple[list[str], int] | None = None  # a markdown table's header cells and where
         self.call = ""  # "device" | "session": the previous line called get_device() / get_providers() (answer follows)
+        self.preload_frame = False  # the previous line is a traceback's frame in onnxruntime's _ld_preload.py
         self.ort_frame = -10  # where a traceback last showed onnxruntime's native module being imported
         self.trt_ran = False  # the last EP Error was TensorRT failing on the model (it loaded), not failing to load
         self.python_caller = False  # the program is Python (a traceback, pip, site-packages, import onnxruntime)
@@ -289,6 +290,11 @@ class _Reader:
         digits = any(ch.isdigit() for ch in raw)
         self.platform(raw, line, lower)
         self.call_answer(raw, line)
+        if self.preload_frame and (call := P.CDLL_CALL.search(raw)):
+            # a traceback's frame in onnxruntime's _ld_preload.py at `CDLL("libcublas.so.10")`: that load raised (the
+            # error line itself may be cut from the paste)
+            self.missing(call.group(1), line, set())
+        self.preload_frame = bool(P.PRELOAD_FRAME.search(raw))
         if _DRIVER_WORDS.search(lower):
             self.driver_and_gpus(raw, line, lower)
         if _PACKAGE_WORDS.search(lower):
@@ -529,7 +535,8 @@ class _Reader:
             for hit in P.NVCC.finditer(raw):
                 self.add("cuda", Seen(hit.group(1), line))
             for hit in P.CUDA_MAJOR_SAID.finditer(raw):
-                self.add("cuda_major", Seen(hit.group(1), line))
+                if not _asked_for(raw, hit.start(), hit.end()):  # "looking for CUDA 11 files": wanted, not installed
+                    self.add("cuda_major", Seen(hit.group(1), line))
         for hit in P.TORCH_CUDA.finditer(raw):
             digits = hit.group(1) or hit.group(2)
             self.add("cuda", Seen(f"{digits[:-1]}.{digits[-1]}", line))
@@ -1018,6 +1025,12 @@ def _cut_provider_list(raw: str) -> str:
     if not hit or not hit.group(1) or not hit.group(1)[-1].isalnum() or hit.group(1).endswith("Provider"):
         return ""
     return "available providers: " + hit.group(1)
+
+
+def _asked_for(raw: str, start: int, end: int) -> bool:
+    """The CUDA major at raw[start:end] is what something asks for ("looking for CUDA 11 files", "requires CUDA 12",
+    "built for CUDA 11"), not what is installed."""
+    return bool(P.ASKED_BEFORE.search(raw[max(0, start - 24) : start]) or P.ASKED_AFTER.match(raw, end))
 
 
 def _seconds(value: str, unit: str) -> float:

@@ -115,6 +115,8 @@ def _windows_words(number: int) -> str:
 
 DLL_INIT = _compile(_windows_words(1114) + r"|DLL initiali[sz]ation routine failed", re.I)
 PROVIDER_DLL = _compile(r"onnxruntime_providers_(?:cuda|tensorrt)\.dll", re.I)
+PRELOAD_FRAME = _compile(r"_ld_preload\.py[\"']?, line \d{1,5}")
+CDLL_CALL = _compile(r"\bCDLL\(\s{0,3}[\"'](" + SO + r")[\"']")
 MODULE_NOT_FOUND = _compile(
     r"LoadLibrary failed with error 126|"
     + _windows_words(126)
@@ -511,6 +513,13 @@ NVIDIA_SMI = _compile(
     re.I,
 )
 DRIVER_PROSE = _compile(r"(?:nvidia|driver|驱动)[^\n\d]{0,24}?\b(?:v|version\s)?(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\b", re.I)
+# words around a CUDA major that make it what is asked for, not what is installed
+ASKED_BEFORE = _compile(
+    r"(?:looking for|look for|search(?:es|ing)? for|requires?|requiring|needs?|wants?|expects?|built (?:for|with)|"
+    r"compiled (?:for|with)|made for|supports?)\s(?:the\s)?$",
+    re.I,
+)
+ASKED_AFTER = _compile(r"\s?(?:files?|librar(?:y|ies)|DLLs?|\.so|binar(?:y|ies)|build)\b", re.I)
 CUDA_MAJOR_SAID = _compile(r"\bcuda[ -]?(9|1[0-4])\b(?![.\d])", re.I)  # "I have CUDA 12", "cuda13": a major only
 NVCC = _compile(
     r"(?:compilation tools, release\s|release|nvcc[^\n\d]{0,30}|cuda[_ -]?toolkit[^\n\d]{0,12}|CUDA[\\/]v|cuda-|"

@@ -532,3 +532,21 @@ def test_onnxruntime_with_gpu_support_said_is_no_cpu_build():
     text = "I have onnxruntime with GPU support set up; TensorRT initialization failed"
     assert "cpu-package-only" not in codes(text)
     assert codes("you need to compile onnxruntime with GPU support")[:1] == ["cpu-package-only"]
+
+
+def test_a_traceback_cut_at_ld_preloads_cdll_call_names_the_library_that_failed():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.7/site-packages/onnxruntime/capi/_ld_preload.py", line 12, in <module>\n'
+        '    _libcublas = CDLL("libcublas.so.10", mo\n'
+        "Cuda compilation tools, release 11.1, V11.1.105\n"
+    )
+    assert codes(text)[:1] == ["cuda-major-mismatch"]  # the build wants CUDA 10's cuBLAS; CUDA 11 is installed
+
+
+def test_a_cuda_major_asked_for_is_not_one_installed():
+    text = (
+        "sherpa-onnx is looking for CUDA 11 file (libcublasLt.so.11: cannot open shared object file: No such file or "
+        "directory)\nI have CUDA 12 installed\n"
+    )
+    assert codes(text)[:1] == ["cuda-major-mismatch"]
