@@ -270,6 +270,7 @@ class _Reader:
         self.columns: tuple[list[str], int] | None = None  # a markdown table's header cells and where
         self.call = ""  # "device" | "session": the previous line called get_device() / get_providers() (answer follows)
         self.preload_frame = False  # the previous line is a traceback's frame in onnxruntime's _ld_preload.py
+        self.differ_pending = ""  # the previous line says results differ, naming no device
         self.ort_frame = -10  # where a traceback last showed onnxruntime's native module being imported
         self.trt_ran = False  # the last EP Error was TensorRT failing on the model (it loaded), not failing to load
         self.python_caller = False  # the program is Python (a traceback, pip, site-packages, import onnxruntime)
@@ -730,8 +731,13 @@ class _Reader:
             and "alloc_failed" not in lower  # cuDNN could not allocate its workspace: out of memory, not cuDNN missing
         ):
             self.signal("cudnn-init-failed", line)
-        if any(w in lower for w in _DIFFER_WORDS) and P.DIFFER.search(raw) and _DEVICE_WORDS.search(lower):
+        device = _DEVICE_WORDS.search(lower)
+        differ = any(w in lower for w in _DIFFER_WORDS) and P.DIFFER.search(raw)
+        if differ and device:
             self.signal("results-differ", line)
+        elif device and self.differ_pending:  # "1.12.1 inference result differs from 1.11.0", "The bug only with CUDA."
+            self.signal("results-differ", self.differ_pending)
+        self.differ_pending = line if differ and not device else ""
         if ("tolerance" in lower or "mismatched" in lower) and P.ALLCLOSE_FAILED.search(raw):
             self.signal("allclose-failed", line)
         if "allclose" in lower and P.ALLCLOSE_CALL.search(raw):
@@ -910,7 +916,7 @@ def log_date(lines: list[tuple[int, str]]) -> Seen | None:
 # the symptoms read from any line: (pattern, signal, words one of which the line must hold for the pattern to be tried)
 _SLOWER_WORDS = (
     *("slow", "慢", "faster", "快", "more than", "exceed", "longer", "greater", "大于", "超过", "13198", "speed"),
-    *("same", "耗时", "小于", "worse", "outperform", "beat", "better than", "more time", "lower"),
+    *("same", "耗时", "小于", "worse", "outperform", "beat", "better than", "more time", "lower", "forever", "ages"),
 )
 _SYMPTOMS = (
     (P.CUDA_CALL_FAILED, "cuda-call-failed", ("cuda", "initializ")),

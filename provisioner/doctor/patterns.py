@@ -687,7 +687,10 @@ GPU_NOT_PASSED = _compile(
     r"(?:without|forgot|missing|no|didn'?t (?:add|pass|use|set))\s(?:the\s|to (?:add|pass|use)\s)?"
     r"(?:--gpus|--runtime[= ]nvidia|runtime: ?nvidia|nvidia runtime|gpu (?:flag|option|reservation|access))|"
     r"(?:add|pass|us|set)\w{0,3}\s(?:the\s)?(?:--gpus|--runtime[= ]nvidia|runtime: ?nvidia)[^\n]{0,40}"
-    r"(?:fix|solv|resolv|works? now|did the trick)",
+    r"(?:fix|solv|resolv|works? now|did the trick)|"
+    # NVIDIA's container images, started without GPU access: "WARNING: The NVIDIA Driver was not detected.  GPU
+    # functionality will not be available."
+    r"NVIDIA Driver was not detected\.\s{0,3}GPU functionality will not be available",
     re.I,
 )
 # rebooting (after a driver update) fixed it: the driver's kernel module and libraries differed until then
@@ -909,6 +912,7 @@ SLOWER = _compile(
     r"(?:slower|慢)[^\n]{0,20}(?:on|than|于)\s{0,3}(?:the\s)?(?:GPU|cuda)\b|"
     r"CPU[^\n]{0,40}(?:faster than|快于)[^\n]{0,20}(?:GPU|cuda)|CPU[^\n]{0,6}比\s?(?:GPU|cuda)[^\n]{0,6}快|"
     r"(?:VRAM|GPU|cuda)[^\n]{0,80}(?:extremely|very|really|much|too|so|super) slow|"
+    r"(?:GPU|cuda)[^\n]{0,60}(?:takes|took|taking) (?:forever|ages|so long)|"
     r"(?:GPU|cuda)[^\n]{0,40}(?:no|not any|without (?:any )?)\s?(?:speed-?up|faster)|"
     r"(?:GPU|cuda)[^\n]{0,30}(?:is|was|isn'?t|wasn'?t|not)\s(?:\w{1,10}\s)?(?:any\s)?faster than[^\n]{0,12}CPU|"
     r"(?:GPU|cuda)[^\n]{0,40}same (?:speed|time) as[^\n]{0,12}CPU|"

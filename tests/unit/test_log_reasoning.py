@@ -550,3 +550,24 @@ def test_a_cuda_major_asked_for_is_not_one_installed():
         "directory)\nI have CUDA 12 installed\n"
     )
     assert codes(text)[:1] == ["cuda-major-mismatch"]
+
+
+def test_a_container_image_saying_the_driver_was_not_detected_is_gpu_hidden():
+    text = (
+        "== CUDA ==\nCUDA Version 11.4.3\nContainer image Copyright (c) 2016-2023, NVIDIA CORPORATION\n"
+        "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n"
+        "   Use the NVIDIA Container Toolkit to start this container with GPU support\n"
+    )
+    assert codes(text)[:1] == ["gpu-hidden"]
+
+
+def test_results_said_to_differ_with_the_device_on_the_next_line():
+    assert codes("1.12.1 inference result differs from 1.11.0\nThe bug only with CUDA.\n")[:1] == [
+        "gpu-results-differ"
+    ]
+    assert codes("1.12.1 inference result differs from 1.11.0\n") == []  # no device: versions, not the GPU
+
+
+def test_a_gpu_said_to_take_forever_is_slower():
+    text = "nvtop confirms the gpu is being utilized, but it takes forever\nwith rembg[cpu] it takes 23 seconds!"
+    assert codes(text)[:1] == ["gpu-slower-than-cpu"]
