@@ -368,6 +368,10 @@ def no_wheel_for_platform(c: Case) -> list[Finding]:
             "wheels"
         )
         return [c.finding("no-wheel-for-platform", title, (cpu_only.line,))]
+    tried = ev.signal("gpu-installed") or ev.signal("gpu-package-named")
+    if ev.jetson and tried and (failed := ev.signal("install-failed-said")) and not c.gpu_build:
+        title = "PyPI has no onnxruntime-gpu wheel with CUDA for Jetson: it needs NVIDIA's Jetson Zoo wheels"
+        return [c.finding("no-wheel-for-platform", title, (tried.line, failed.line))]
     return []
 
 

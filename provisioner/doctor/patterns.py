@@ -797,6 +797,13 @@ NO_WHEEL_SAID = _compile(
     r"(?:a |any )?(?:version|distribution|matching)",
     re.I,
 )
+# the install of onnxruntime(-gpu) itself failing, said in words: "it's not installing", "can't install onnxruntime-gpu"
+INSTALL_FAILED_SAID = _compile(
+    r"(?:it'?s|is|it|does|did)\s(?:not|n't)\s(?:get(?:ting)?\s)?install(?:ing|ed)?\b|"
+    r"(?:can'?t|cannot|could not|couldn'?t|unable to|fail(?:s|ed)? to|won'?t)\s(?:get\s|be\s)?install(?:ed)?\b|"
+    r"install(?:ation)?\s(?:fails|failed|doesn'?t work|does not work|errors? out)",
+    re.I,
+)
 NO_TENSORRT = _compile(
     rf"No module named {Q}tensorrt|TensorRT (?:is )?not (?:installed|found)|install (?:the )?TensorRT librar",
     re.I,

@@ -571,3 +571,9 @@ def test_results_said_to_differ_with_the_device_on_the_next_line():
 def test_a_gpu_said_to_take_forever_is_slower():
     text = "nvtop confirms the gpu is being utilized, but it takes forever\nwith rembg[cpu] it takes 23 seconds!"
     assert codes(text)[:1] == ["gpu-slower-than-cpu"]
+
+
+def test_onnxruntime_gpu_failing_to_install_on_a_jetson_is_no_wheel_for_it():
+    text = "How to install onnxruntime-gpu on a Jetson Orin NX\n$ pip3 install onnxruntime-gpu\nBut it's not installing"
+    assert codes(text)[:1] == ["no-wheel-for-platform"]
+    assert codes("$ pip3 install onnxruntime-gpu\nBut it's not installing\n") != ["no-wheel-for-platform"]
