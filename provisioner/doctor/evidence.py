@@ -157,6 +157,7 @@ SYMPTOMS = {
     "provider-dll-init-failed": "a provider's DLL failed to initialise (error 1114)",
     "provider-name-unknown": "the code asks for a provider by a name ONNX Runtime does not know",
     "install-failed-said": "the install itself said to fail",
+    "present-said": "a library file said to be there",
     "pybind-import-failed": "onnxruntime's module failed to import",
     "not-installed": "onnxruntime not installed",
     "no-wheel": "no wheel for the platform",
@@ -584,6 +585,8 @@ class _Reader:
                     seen.add(name.lower())
                     self.add("loading", Seen(name, line))
         self.on_disk(raw, line)
+        if P.PRESENT_SAID.search(raw) and not P.NOT_FOUND_WORDS.search(raw):
+            self.signal("present-said", line)
         if P.DLL_INIT.search(raw):  # a provider's DLL alone (onnxruntime's own loaded), or any other DLL
             provider = P.PROVIDER_DLL.search(raw) and not P.PYBIND_IMPORT.search(raw)
             self.signal("provider-dll-init-failed" if provider else "dll-init-failed", line)

@@ -77,6 +77,11 @@ def _missing_library(c: Case, e: LoadError) -> Finding | None:
     library = "cublas" if e.family == "cublasLt" else e.family
     by = f" (needed by {e.needed_by})" if e.needed_by else ""
     on_disk = next((s for s in c.ev.files if s.value.lower() == name.lower()), None)
+    present = [s.line for s in c.ev.signals if s.value == "present-said" and name.lower() in s.line.lower()]
+    if P.CUDNN8_WINDOWS_PART.match(name) and (on_disk or present):
+        # the part of cuDNN 8 is there and still fails to load: what it loads is missing, zlibwapi.dll (cuDNN 8.3+)
+        title = f"{name} is there but cannot be loaded: cuDNN 8's parts need zlibwapi.dll on Windows"
+        return c.finding("zlibwapi-missing", title, (*lines, on_disk.line if on_disk else present[0]), "zlibwapi")
     if on_disk is not None:  # the log also shows the file on disk: installed, where the loader does not look
         title = f"{name}{by} is on disk (the log lists it), but not where the loader looks"
         return c.finding("library-not-on-path", title, (*lines, on_disk.line), library)

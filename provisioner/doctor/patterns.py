@@ -115,6 +115,13 @@ def _windows_words(number: int) -> str:
 
 DLL_INIT = _compile(_windows_words(1114) + r"|DLL initiali[sz]ation routine failed", re.I)
 PROVIDER_DLL = _compile(r"onnxruntime_providers_(?:cuda|tensorrt)\.dll", re.I)
+# the user says a library file is there: "cudnn_cnn_infer64_8.dll directory is there", "the dll exists in bin"
+PRESENT_SAID = _compile(
+    r"\.dll\b[^\n]{0,40}\b(?:is|are)\s(?:there|present|in (?:the|my) (?:path|folder|directory))|"
+    r"\.dll\b[^\n]{0,30}\bexists?\b",
+    re.I,
+)
+CUDNN8_WINDOWS_PART = _compile(r"^cudnn_\w{2,12}64_8\.dll$", re.I)  # cuDNN 8.3+'s parts: they load zlibwapi.dll
 PRELOAD_FRAME = _compile(r"_ld_preload\.py[\"']?, line \d{1,5}")
 CDLL_CALL = _compile(r"\bCDLL\(\s{0,3}[\"'](" + SO + r")[\"']")
 MODULE_NOT_FOUND = _compile(

@@ -577,3 +577,10 @@ def test_onnxruntime_gpu_failing_to_install_on_a_jetson_is_no_wheel_for_it():
     text = "How to install onnxruntime-gpu on a Jetson Orin NX\n$ pip3 install onnxruntime-gpu\nBut it's not installing"
     assert codes(text)[:1] == ["no-wheel-for-platform"]
     assert codes("$ pip3 install onnxruntime-gpu\nBut it's not installing\n") != ["no-wheel-for-platform"]
+
+
+def test_a_cudnn8_part_that_is_there_but_will_not_load_needs_zlibwapi():
+    error = "Could not load library cudnn_cnn_infer64_8.dll. Error code 126\n"
+    present = "I double checked, and the cudnn_cnn_infer64_8.dll directory is there.\n"
+    assert codes(error + present)[:1] == ["zlibwapi-missing"]
+    assert codes(error)[:1] == ["cudnn-missing"]  # not shown to be there: cuDNN (or that part) is missing
