@@ -77,11 +77,8 @@ def _missing_library(c: Case, e: LoadError) -> Finding | None:
     library = "cublas" if e.family == "cublasLt" else e.family
     by = f" (needed by {e.needed_by})" if e.needed_by else ""
     on_disk = next((s for s in c.ev.files if s.value.lower() == name.lower()), None)
-    present = [s.line for s in c.ev.signals if s.value == "present-said" and name.lower() in s.line.lower()]
-    if P.CUDNN8_WINDOWS_PART.match(name) and (on_disk or present):
-        # the part of cuDNN 8 is there and still fails to load: what it loads is missing, zlibwapi.dll (cuDNN 8.3+)
-        title = f"{name} is there but cannot be loaded: cuDNN 8's parts need zlibwapi.dll on Windows"
-        return c.finding("zlibwapi-missing", title, (*lines, on_disk.line if on_disk else present[0]), "zlibwapi")
+    if zlib := _cudnn8_part_there(c, name, line):
+        return zlib
     if on_disk is not None:  # the log also shows the file on disk: installed, where the loader does not look
         title = f"{name}{by} is on disk (the log lists it), but not where the loader looks"
         return c.finding("library-not-on-path", title, (*lines, on_disk.line), library)
@@ -113,6 +110,19 @@ def _missing_library(c: Case, e: LoadError) -> Finding | None:
     if library == "cudnn":
         return c.finding("cudnn-missing", f"cuDNN cannot be loaded: {name} is missing{by}", lines, "cudnn")
     return c.finding("cuda-library-missing", f"the CUDA library {name} ({library}) is missing{by}", lines, library)
+
+
+def _cudnn8_part_there(c: Case, name: str, line: str) -> Finding | None:
+    """zlibwapi-missing where a part of cuDNN 8 on Windows (cudnn_cnn_infer64_8.dll) fails to load although the log
+    shows it there (listed on disk, or said to be): what the part loads is missing, zlibwapi.dll (cuDNN 8.3+)."""
+    if not P.CUDNN8_WINDOWS_PART.match(name):
+        return None
+    on_disk = [s.line for s in c.ev.files if s.value.lower() == name.lower()]
+    said = [s.line for s in c.ev.signals if s.value == "present-said" and name.lower() in s.line.lower()]
+    if not (on_disk or said):
+        return None
+    title = f"{name} is there but cannot be loaded: cuDNN 8's parts need zlibwapi.dll on Windows"
+    return c.finding("zlibwapi-missing", title, (line, (on_disk or said)[0]), "zlibwapi")
 
 
 def _cuda_majors_needing(c: Case, e: LoadError, library: str) -> set[int]:
@@ -153,6 +163,8 @@ def unnamed_dependency(c: Case) -> Finding | None:
     if module and not loading and ev.loading:
         return None  # only the TensorRT provider's DLL failed: its own rule says so
     cudnn = [s for s in loading if s.value.lower().startswith(("cudnn", "libcudnn"))]
+    if cudnn and (zlib := _cudnn8_part_there(c, cudnn[0].value, cudnn[0].line)):
+        return zlib
     if cudnn:  # a cuDNN library failed to load: cuDNN (or its part) is missing
         return c.finding("cudnn-missing", f"cuDNN cannot be loaded ({cudnn[0].value})", (cudnn[0].line,), "cudnn")
     if not (module or c.cuda_provider_failed):
@@ -805,6 +817,8 @@ _NAMES_MODULE = re.compile(r"\.(?:dll|pyd)\b|importing|pybind", re.I)
 
 def zlibwapi_missing(c: Case) -> list[Finding]:
     found = [f for f in library_findings(c) if f.code == "zlibwapi-missing"]
+    if (unnamed := unnamed_dependency(c)) is not None and unnamed.code == "zlibwapi-missing":
+        found.append(unnamed)
     if not found and (named := c.ev.signal("zlibwapi-named")):
         title = "zlibwapi.dll (needed by cuDNN 8 on Windows) is missing or unusable (the log names it)"
         found.append(c.finding("zlibwapi-missing", title, c.ev.lines("zlibwapi-named") or (named.line,)))
