@@ -637,7 +637,10 @@ def cpu_and_gpu_installed(c: Case) -> list[Finding]:
         title = "the CPU and GPU onnxruntime packages are installed together (the log says so; they share one folder)"
         found.append(c.finding("cpu-and-gpu-installed", title, (both.line,)))
     stated = [s.value.split(" ", 1) + [s.line] for s in ev.ort_stated]
-    gpu_versions = {v for f, v, _ in stated if f == "onnxruntime-gpu"} | {d.version for d in ev.onnxruntime if d.is_gpu}
+    # rows of a listing the user typed (a name and its version, alone on their line), not sentences ("with
+    # onnxruntime gpu 1.2.0": the user's second run, in another environment)
+    gpu_rows = [line for f, v, line in stated if f == "onnxruntime-gpu" and P.TYPED_ROW.fullmatch(line.strip(" -*"))]
+    gpu_versions = bool(gpu_rows) or any(d.is_gpu for d in ev.onnxruntime)
     cpu_rows = [line for f, v, line in stated if f == "onnxruntime" and P.TYPED_ROW.fullmatch(line.strip(" -*"))]
     if gpu_versions and cpu_rows:  # "onnxruntime 1.2.0" listed beside "onnxruntime-gpu 1.2.0"
         title = "the CPU and GPU onnxruntime packages are both installed (the log lists both; they share one folder)"

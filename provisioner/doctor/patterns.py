@@ -927,6 +927,11 @@ SLOWER = _compile(
     r"CPU[^\n]{0,40}(?:faster than|快于)[^\n]{0,20}(?:GPU|cuda)|CPU[^\n]{0,6}比\s?(?:GPU|cuda)[^\n]{0,6}快|"
     r"(?:VRAM|GPU|cuda)[^\n]{0,80}(?:extremely|very|really|much|too|so|super) slow|"
     r"(?:GPU|cuda)[^\n]{0,60}(?:takes|took|taking) (?:forever|ages|so long)|"
+    r"(?:GPU|cuda)\w{0,20}\s(?:\w{1,12}\s){0,2}(?:is|are|runs?|running)\s(?:\w{1,10}\s)?slow\b|"
+    # the GPU run compared with the CPU in words: "a little slower than CPU", "GPU or CPU the same", "equally slow"
+    r"\b(?:slower|not faster) than (?:the\s|on\s|on the\s|running on\s)?CPU\b|"
+    r"(?:GPU|cuda)\s(?:or|and|vs\.?|versus)\s(?:the\s)?CPU[^\n]{0,30}\b(?:the\s)?same\b|"
+    r"(?:time|speed|performance)[^\n]{0,40}\b(?:both|either)\b[^\n]{0,30}(?:the\s)?same\b|"
     r"(?:GPU|cuda)[^\n]{0,40}(?:no|not any|without (?:any )?)\s?(?:speed-?up|faster)|"
     r"(?:GPU|cuda)[^\n]{0,30}(?:is|was|isn'?t|wasn'?t|not)\s(?:\w{1,10}\s)?(?:any\s)?faster than[^\n]{0,12}CPU|"
     r"(?:GPU|cuda)[^\n]{0,40}same (?:speed|time) as[^\n]{0,12}CPU|"
@@ -941,8 +946,12 @@ SLOWER = _compile(
     r"[^\n]{0,20}CPU|onnxruntime/issues/13198|issue#13198",
     re.I,
 )
-FASTER_GPU = _compile(  # "the GPU is 3x faster than the CPU" (not "not faster than")
-    r"GPU(?:(?!\bnot\b|n't|\bno\b)[^\n]){0,40}faster than[^\n]{0,12}CPU|GPU[^\n]{0,20}比\s?CPU[^\n]{0,6}快", re.I
+FASTER_GPU = _compile(  # "the GPU is 3x faster than the CPU" (not "not faster than", not "I expected GPU faster")
+    r"(?:^|(?<!expect)(?<!expectation)(?<!expected)(?<!thought)(?<!should)(?<!hoped)(?<!assumed)(?<!would)"
+    r"(?<!suppose)(?<!supposed)(?<!believe)(?<!assume)(?<!hope)(?<!\bthat)(?<!\bif)(?<!\bas)\s)"
+    r"(?:the\s)?GPU(?:(?!\bnot\b|n't|\bno\b|\bshould\b|\bwould\b|\bsupposed\b)[^\n]){0,40}faster than[^\n]{0,12}"
+    r"CPU(?![^\n]{0,30}\bbut\b)|GPU[^\n]{0,20}比\s?CPU[^\n]{0,6}快",
+    re.I,
 )
 # a rate where a time would be: "GPU: 12 fps", "CPU 3.5 it/s" (higher is faster)
 RATE = _compile(
@@ -951,11 +960,11 @@ RATE = _compile(
 )
 TIMING = _compile(
     r"\b(onnxruntime(?:[-_]gpu)?|GPU|CPU|cuda)(?:ExecutionProvider)?\b[^\n\d]{0,40}?(\d{1,6}(?:\.\d{1,20})?)\s{0,2}"
-    r"(ms|毫秒|s|sec|seconds?|秒)(?![\w])",
+    r"(ms|毫秒|s|sec|secs|seconds?|秒)(?![\w])",
     re.I,
 )
 BARE_TIMING = _compile(
-    r"(?:time|耗时|latency|took|elapsed)[^\n\d]{0,20}?(\d{1,6}(?:\.\d{1,20})?)\s{0,2}(ms|毫秒|s|sec|秒)?"
+    r"(?:time|耗时|latency|took|elapsed)[^\n\d]{0,30}?(?:0{1,2}:0{2}:)?(\d{1,6}(?:\.\d{1,20})?)\s{0,2}(ms|毫秒|s|sec|秒)?"
     r"(?![\w.])",
     re.I,
 )

@@ -521,10 +521,7 @@ def test_a_provider_asked_for_by_a_wrong_name_is_no_cpu_build():
 
 
 def test_chinese_statements_of_the_version_and_the_failure_are_read():
-    text = (
-        "使用tagger打标会显示CUDA路径已设置但无法加载CUDA\n"
-        "本机安装的cuda是12.6, 要求onnxruntime-gpu的版本是1.17.1\n"
-    )
+    text = "使用tagger打标会显示CUDA路径已设置但无法加载CUDA\n本机安装的cuda是12.6, 要求onnxruntime-gpu的版本是1.17.1\n"
     assert codes(text)[:1] == ["cuda-major-mismatch"]  # 1.17.1's PyPI wheel is a CUDA 11 build
 
 
@@ -562,9 +559,7 @@ def test_a_container_image_saying_the_driver_was_not_detected_is_gpu_hidden():
 
 
 def test_results_said_to_differ_with_the_device_on_the_next_line():
-    assert codes("1.12.1 inference result differs from 1.11.0\nThe bug only with CUDA.\n")[:1] == [
-        "gpu-results-differ"
-    ]
+    assert codes("1.12.1 inference result differs from 1.11.0\nThe bug only with CUDA.\n")[:1] == ["gpu-results-differ"]
     assert codes("1.12.1 inference result differs from 1.11.0\n") == []  # no device: versions, not the GPU
 
 
@@ -584,3 +579,25 @@ def test_a_cudnn8_part_that_is_there_but_will_not_load_needs_zlibwapi():
     present = "I double checked, and the cudnn_cnn_infer64_8.dll directory is there.\n"
     assert codes(error + present)[:1] == ["zlibwapi-missing"]
     assert codes(error)[:1] == ["cudnn-missing"]  # not shown to be there: cuDNN (or that part) is missing
+
+
+@pytest.mark.parametrize(
+    ("text", "slower"),
+    [
+        ("# gpu is 4 times slower than cpu on jetson xavier\nmy expectation gpu is faster than cpu but no", True),
+        ("The execution time with the CUDA provider is very slow (a little slower than CPU)", True),
+        ("Why is the performance over GPU or CPU the same?", True),
+        ("First inference with CUDAExecutionProvider is slow (12 sec)", True),
+        ("CPU\nTime taken for Onnx model 0:00:00.178522\nGPU\nTime taken for Onnx model 0:00:00.617351\n", True),
+        ("CPU\nTime taken for Onnx model 0:00:00.617351\nGPU\nTime taken for Onnx model 0:00:00.178522\n", False),
+        ("the GPU is 3x faster than the CPU now", False),
+    ],
+)
+def test_the_gpu_compared_with_the_cpu_in_its_many_wordings(text: str, slower: bool):
+    assert ("gpu-slower-than-cpu" in codes(text)) is slower
+
+
+def test_versions_of_two_runs_in_sentences_are_not_both_packages_listed():
+    text = "CPU run: onnxruntime 1.2.0\nwith onnxruntime gpu 1.2.0 the GPU run\n"
+    assert "cpu-and-gpu-installed" not in codes(text)
+    assert codes("onnxruntime 1.2.0\nonnxruntime-gpu 1.2.0\n")[:1] == ["cpu-and-gpu-installed"]
