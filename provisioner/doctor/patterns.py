@@ -266,7 +266,8 @@ CPU_ONLY_BUILD = _compile(
     r"not (?:compiled|built) with (?:CUDA|GPU)|compile (?:it )?with GPU|"
     r"(?:compile|build|built|need|needs|requires?)\w{0,3}\s(?:it\s|onnxruntime\s|a\sversion\s)?with GPU support|"
     r"compile ONNX ?Runtime with (?:CUDA|GPU)|"
-    r"invalid choice: 'cuda' \(choose from 'cpu'\)|"
+    # an application's choices built from the available providers: "invalid choice: 'cuda' (choose from 'azure', 'cpu')"
+    r"invalid choice: '(?:cuda|gpu)' \(choose from (?:'(?:azure|cpu|openvino|dml|directml|coreml)'(?:,\s?)?){1,5}\)|"
     # onnxruntime-node without its CUDA provider: "[cuda] backend not found", "invalid backend name: cuda"
     r"\[cuda\] backend not found|invalid backend name: '?cuda\b|"
     # Rust's ort crate built without its cuda feature
@@ -315,9 +316,10 @@ DEVICE_CALL = _compile(r"get_device\(\)[\s)`'\";]{0,6}$", re.I)
 SESSION_CALL = _compile(r"\bget_providers\(\)[\s)`'\";]{0,6}$", re.I)
 _ANSWER_SAID = (
     r"(?:(?:I|it|this|that)\s(?:\w{1,8}\s)?(?:get|got|see|saw|returns?|returned|gives?|gave|prints?|printed|shows?|"
-    r"showed|outputs?|says?)\s|(?:returns?|output|result|answer)\s{0,2}:?\s{1,2}|[-=]>\s{0,2})?"
+    r"showed|outputs?|says?)\s|(?:will|would)\s(?:return|print|give|show)\s|"
+    r"(?:returns?|output|result|answer)\s{0,2}:?\s{1,2}|[-=]>\s{0,2})?"
 )
-DEVICE_ANSWER = _compile(rf"^{_ANSWER_SAID}[`'\"]?(CPU|GPU)[`'\"]?\.?$", re.I)
+DEVICE_ANSWER = _compile(rf"^{_ANSWER_SAID}[`'\"]?(CPU|GPU)[`'\"]?\.?(?:\s(?:but|and|however)\b[^\n]{{0,20}})?$", re.I)
 SESSION_ANSWER = _compile(
     rf"^{_ANSWER_SAID}[`'\"\[(]{{0,3}}((?:'?\w{{2,20}}ExecutionProvider'?[,\s]{{0,3}}){{1,6}})[`'\"\])]{{0,3}}\.?$"
 )

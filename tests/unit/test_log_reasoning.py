@@ -601,3 +601,16 @@ def test_versions_of_two_runs_in_sentences_are_not_both_packages_listed():
     text = "CPU run: onnxruntime 1.2.0\nwith onnxruntime gpu 1.2.0 the GPU run\n"
     assert "cpu-and-gpu-installed" not in codes(text)
     assert codes("onnxruntime 1.2.0\nonnxruntime-gpu 1.2.0\n")[:1] == ["cpu-and-gpu-installed"]
+
+
+def test_an_applications_provider_choices_without_cuda_are_a_cpu_build():
+    text = "run.py: error: argument --execution-provider: invalid choice: 'cuda' (choose from 'azure', 'cpu')"
+    assert codes(text)[:1] == ["cpu-package-only"]
+
+
+def test_get_device_answered_in_a_sentence_after_installing_the_gpu_package():
+    text = (
+        "!pip install rembg[cli,gpu]\nimport onnxruntime as ort\nort.get_device()\n\nWill return \"CPU\". But:\n"
+        "!pip uninstall onnxruntime-gpu --yes\n!pip install onnxruntime-gpu\n"
+    )
+    assert codes(text)[:1] == ["cpu-and-gpu-installed"]
