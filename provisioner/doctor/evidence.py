@@ -968,7 +968,7 @@ _DIFFER_WORDS = (
         "结果",
         "精度",
     ),
-    *("误差", "tolerance", "value", "label", "prediction", "accuracy"),
+    *("误差", "tolerance", "value", "label", "prediction", "accuracy", "bad", "incorrect", "garbage", "corrupt"),
 )
 _DEVICE_WORDS = re.compile(r"gpu|cuda|cpu|显卡|provider")
 _CUDNN_ERROR = re.compile(r"CUDNN failure|CUDNN_STATUS|CUDNN error", re.I)

@@ -983,6 +983,9 @@ DIFFER = _compile(
     r"(?:relative|absolute|max(?:imum)?) (?:diff|difference|error)|结果(?:不一致|不同|差异|有差别|不稳定|错误)|"
     r"(?:精度|误差)[^\n]{0,10}(?:大|不一致)|not equal to tolerance|"
     r"(?:produce|give|return|output|get)s?\s(?:\w{1,12}\s)?different\s(?:values?|results?|outputs?|labels?|predictions?)|"
-    r"accuracy\s(?:\w{1,12}\s)?drops?|结果[^\n]{0,4}(?:错误|不对|不正确)",
+    r"accuracy\s(?:\w{1,12}\s)?drops?|结果[^\n]{0,4}(?:错误|不对|不正确)|"
+    # one provider's outputs said to be bad: "produces bad output in CPUExecutionProvider", "garbage results on CUDA"
+    r"(?:bad|incorrect|garbage|corrupt(?:ed)?|nonsense|glitched)\s(?:\w{1,12}\s)?(?:results?|outputs?|images?|predictions?)\s"
+    r"(?:\w{1,12}\s){0,3}(?:on|in|with)\s(?:the\s)?(?:CPU|GPU|CUDA|\w{2,20}ExecutionProvider)",
     re.I,
 )

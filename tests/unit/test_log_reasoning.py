@@ -610,7 +610,12 @@ def test_an_applications_provider_choices_without_cuda_are_a_cpu_build():
 
 def test_get_device_answered_in_a_sentence_after_installing_the_gpu_package():
     text = (
-        "!pip install rembg[cli,gpu]\nimport onnxruntime as ort\nort.get_device()\n\nWill return \"CPU\". But:\n"
+        '!pip install rembg[cli,gpu]\nimport onnxruntime as ort\nort.get_device()\n\nWill return "CPU". But:\n'
         "!pip uninstall onnxruntime-gpu --yes\n!pip install onnxruntime-gpu\n"
     )
     assert codes(text)[:1] == ["cpu-and-gpu-installed"]
+
+
+def test_one_providers_outputs_said_to_be_bad_is_results_differ():
+    assert codes("# Conv + Q/DQ produces bad output in CPUExecutionProvider\n")[:1] == ["gpu-results-differ"]
+    assert codes("garbage images with the CUDA provider, fine on the CPU\n")[:1] == ["gpu-results-differ"]
