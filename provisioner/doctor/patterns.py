@@ -287,6 +287,7 @@ CPU_ONLY_BUILD = _compile(
     # the user says the CPU package is what is installed: "installed onnxruntime instead of onnxruntime-gpu",
     # "onnxruntime 1.17.0 (CPU)", "cpu版本的onnxruntime"
     r"onnxruntime(?![-_.A-Za-z0-9])\s(?:instead of|rather than)\s(?:the\s)?onnxruntime[-_]gpu|"
+    r"onnxruntime(?![-_.A-Za-z0-9])[`'\"]?(?:(?:,\s?|\s)not\s|\s?(?:而?不是|而非)\s?)(?:the\s)?[`'\"]?onnxruntime[-_]gpu|"
     # the fix swapped the CPU package for the GPU one: "install onnxruntime-gpu instead of onnxruntime", "replace
     # onnxruntime with onnxruntime-gpu in requirements.txt"
     r"onnxruntime[-_]gpu\s(?:instead of|rather than|in place of)\s(?:the\s)?onnxruntime(?![-_.A-Za-z0-9])|"
@@ -597,7 +598,7 @@ BOTH_PACKAGES = _compile(
     rf"(?:{_CPU_NAME}[`'\"]?\s(?:and|&|,)\s[`'\"]?{_GPU_NAME}|{_GPU_NAME}[`'\"]?\s(?:and|&|,)\s[`'\"]?{_CPU_NAME})"
     rf"[`'\"]?\s(?:are|were)\s(?:both\s)?installed|"
     rf"\bboth\b[^\n]{{0,30}}(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})[^\n]{{0,20}}"
-    rf"(?:are|were|is)?\s?(?:installed|present|in (?:the|my) (?:env|venv|environment))|"
+    rf"(?:are|were|is)?\s?(?:installed|present|in (?:the|my) (?:env|venv|environment)|show(?:s|ed)? up|listed|appear)|"
     rf"(?:{_CPU_NAME}[^\n]{{0,30}}{_GPU_NAME}|{_GPU_NAME}[^\n]{{0,30}}{_CPU_NAME})[^\n]{{0,40}}(?:co-?exist|together|"
     rf"at the same time|both installed|conflict|clash|overwrit|overrid|shadow|interfer|冲突|共存|覆盖|同时)|"
     rf"{_CPU_NAME}[^\n]{{0,20}}(?:conflicts? with|overwrites|overrides|shadows|replaces|breaks|覆盖掉?|替换掉?)"

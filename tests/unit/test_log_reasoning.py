@@ -619,3 +619,15 @@ def test_get_device_answered_in_a_sentence_after_installing_the_gpu_package():
 def test_one_providers_outputs_said_to_be_bad_is_results_differ():
     assert codes("# Conv + Q/DQ produces bad output in CPUExecutionProvider\n")[:1] == ["gpu-results-differ"]
     assert codes("garbage images with the CUDA provider, fine on the CPU\n")[:1] == ["gpu-results-differ"]
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("我装的是onnxruntime不是onnxruntime-gpu，所以只能用CPU", "cpu-package-only"),
+        ("it turned out I had onnxruntime, not onnxruntime-gpu", "cpu-package-only"),
+        ("Both onnxruntime 1.17.0 and onnxruntime-gpu 1.17.0 show up in pip list", "cpu-and-gpu-installed"),
+    ],
+)
+def test_which_flavour_is_installed_said_in_words(text: str, code: str):
+    assert codes(text)[:1] == [code]
