@@ -19,8 +19,12 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from provisioner.errors import OrtprovError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 LOCK_NAME = ".ortprov-apply.lock"
 DEAD_HOLDER_WAIT = 10.0  # seconds to wait for an installer whose ortprov is gone (it is being killed with it)
@@ -86,11 +90,18 @@ class ApplyLock:
         self.fd = None
 
 
-def acquire(prefix: str, *, dead_holder_wait: float = DEAD_HOLDER_WAIT, busy_wait: float = 0.0) -> ApplyLock:
+def acquire(
+    prefix: str,
+    *,
+    dead_holder_wait: float = DEAD_HOLDER_WAIT,
+    busy_wait: float = 0.0,
+    on_wait: Callable[[Holder], None] | None = None,
+) -> ApplyLock:
     """Lock the target at `prefix`. Busy when another apply holds it (after `busy_wait` seconds: 0 for an apply,
-    which must not queue behind another's changes unseen; a dry run waits, since it only reads), or when the
-    installer of a killed apply still holds it after `dead_holder_wait` seconds; OrtprovError when the lock cannot
-    be created (a folder ortprov may not write to: it could not change the environment either)."""
+    which must not queue behind another's changes unseen; a dry run waits, since it only reads, and `on_wait` is
+    told once, with the holder, when that wait starts), or when the installer of a killed apply still holds it after
+    `dead_holder_wait` seconds; OrtprovError when the lock cannot be created (a folder ortprov may not write to: it
+    could not change the environment either)."""
     path = Path(prefix) / LOCK_NAME
     uv_lock = Path(prefix) / UV_LOCK
     if fcntl is None:
@@ -116,6 +127,9 @@ def acquire(prefix: str, *, dead_holder_wait: float = DEAD_HOLDER_WAIT, busy_wai
             holder = read_holder(path)
             if holder.pid is not None and holder.pid != os.getpid() and alive(holder.pid):
                 if time.monotonic() < busy_until:
+                    if on_wait is not None:
+                        on_wait(holder)
+                        on_wait = None
                     time.sleep(0.1)
                     continue
                 raise Busy(

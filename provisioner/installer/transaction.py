@@ -116,7 +116,16 @@ def locked(prefix: str, python: str, listener: Listener, *, dry_run: bool = Fals
         try:
             with guard.interruptible():
                 try:
-                    lock = acquire_lock(prefix, busy_wait=DRY_RUN_WAIT if dry_run else 0.0)
+                    lock = acquire_lock(
+                        prefix,
+                        busy_wait=DRY_RUN_WAIT if dry_run else 0.0,
+                        on_wait=lambda holder: listener.tell(
+                            Said(
+                                f"waiting for apply pid {holder.pid} to finish with {prefix} "
+                                f"(up to {DRY_RUN_WAIT:.0f} s; a dry run only reads)"
+                            )
+                        ),
+                    )
                 except Busy:
                     raise
                 except OrtprovError:

@@ -324,6 +324,7 @@ def test_two_applies_at_once_one_paused_during_its_snapshot(
     dry_out, dry_err = dry.communicate(timeout=300)
     assert dry.returncode == 0, dry_err
     assert "nothing was changed (dry run)" in dry_err + dry_out  # read after the first apply: its result
+    assert f"waiting for apply pid {first.pid} to finish" in dry_err  # said once, not a silent wait
     assert case.state() == "applied"
     assert case.leftovers() == []
     TALLY[f"{installer} two at once: refused, then applied"] += 1
