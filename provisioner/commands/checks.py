@@ -63,12 +63,20 @@ def split_python_option(value: str | None) -> tuple[str | None, str | None]:
     return None, text
 
 
+_DRIVER_MAJOR_MIN = 100  # NVIDIA's driver branches are numbered R100 and up (R470, R580); "12.2" is a CUDA version
+
+
 def driver(value: str | None) -> str | None:
     folded = ascii_folded(value)
     if folded is not None and folded.lower() not in NONE_WORDS and not _DRIVER.match(folded):
         raise BadInput(
             f"--driver {shown(value)} is not an NVIDIA driver version",
             hint="examples: --driver 535.104.05, --driver 580, --driver none (no driver on that machine)",
+        )
+    if folded is not None and _DRIVER.match(folded) and int(folded.split(".")[0]) < _DRIVER_MAJOR_MIN:
+        raise BadInput(
+            f"--driver {shown(value)} looks like a CUDA version, not an NVIDIA driver version",
+            hint="--driver takes nvidia-smi's 'Driver Version' (535.104.05, 580); to pin the CUDA major: --cuda 12",
         )
     return folded
 

@@ -111,6 +111,7 @@ def test_no_plan_json_prints_the_error_object(cache_dir: Path) -> None:
     ("args", "words"),
     [
         (["--driver", "5x.1", "--gpu-cc", "8.6"], "--driver '5x.1' is not an NVIDIA driver version"),
+        (["--driver", "12.2", "--gpu-cc", "8.6"], "--driver '12.2' looks like a CUDA version"),
         (["--driver", "550", "--gpu-cc", "86"], "--gpu-cc '86' is not a compute capability"),
         (["--driver", "550", "--gpu-cc", "8.6", "--python", "2.7"], "wheels only for Python 3"),
         (["--driver", "550", "--gpu-cc", "8.6", "--python", "3.x"], "--python '3.x' is not a Python version"),

@@ -107,6 +107,7 @@ def test_planning_options_checks_and_types_the_flags() -> None:
     assert planning_options(python="/opt/venv/bin/python").target_python == "/opt/venv/bin/python"
     for bad, words in (
         ({"driver": "5x.1"}, "is not an NVIDIA driver version"),
+        ({"driver": "12.2"}, "looks like a CUDA version"),
         ({"gpu_cc": "86"}, "is not a compute capability"),
         ({"python": "2.7"}, "wheels only for Python 3"),
         ({"python": "3.x"}, "is not a Python version"),
