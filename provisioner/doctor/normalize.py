@@ -14,6 +14,7 @@ level, ONNX Runtime's `[E:onnxruntime:...]`).
 
 from __future__ import annotations
 
+import html
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ _LINE_PREFIXES = (
     re.compile(r"^[\w.-]{0,80}[-_]\d{1,3}\s{1,40}\|\s?"),  # docker compose: "facefusion-cuda-1  | ", "app_1  | "
     re.compile(r"^\[(?!E:|W:|I:|V:|F:)[A-Za-z][\w.:/ -]{0,39}\]\s{1,4}(?=\S)"),  # "[ace-server] ", "[ReActor] "
     re.compile(r"^(?:>>>|\.\.\.)\s"),  # the Python prompt
+    re.compile(r"^(?:In|Out)\s?\[\d{1,5}\]:\s"),  # IPython / Jupyter's prompt and output
     re.compile(r"^[│┃║]\s?"),  # a rich traceback's left border
 )
 _BORDERS = "│┃║"
@@ -92,12 +94,18 @@ class Line:
 
 
 _BOLD = re.compile(r"\*\*(?=\S)([^*\n]{1,120}?)(?<=\S)\*\*")  # markdown's **bold** around a word
+_ESCAPED_UNDERSCORE = re.compile(r"(?<=[A-Za-z0-9])\\_(?=[A-Za-z0-9])")  # markdown's libcudnn\_ops\_infer.so.8
+_ENTITY = re.compile(r"&(?:quot|#39|#x27|apos|lt|gt|amp|nbsp);")  # HTML's, in a page's copy of the log
 
 
 def unify(text: str) -> str:
-    """Typographic quotes and apostrophes as ASCII, full-width punctuation as ASCII, markdown's bold markers
-    removed (`**onnxruntime_gpu**-1.15.0`); the text stays otherwise."""
+    """Typographic quotes and apostrophes as ASCII, full-width punctuation as ASCII, what a web page or markdown
+    added undone (HTML entities, **bold** markers, escaped underscores in names); the text stays otherwise."""
     text = text.translate(_QUOTES)
+    if "&" in text:
+        text = _ENTITY.sub(lambda hit: html.unescape(hit.group(0)).replace("\xa0", " "), text)
+    if "\\_" in text:
+        text = _ESCAPED_UNDERSCORE.sub("_", text)
     return _BOLD.sub(r"\1", text) if "**" in text else text
 
 

@@ -34,6 +34,7 @@ KEYWORDS = (
     *("singularity", "apptainer", "enroot", "root@", "ordinal", "initializ", "slow", "speed", "exit", "quit", "crash"),
     *("silent", "闪退", "退出", "requirement", "close", "fix", "solv", "resolv", "reboot", "restart", "works"),
     *("performance", "outperform", "op ", "ops ", "operator", "node", "toolkit", "zlib"),
+    *("get_device", "get_providers", "get_available_providers"),  # a REPL's calls: their answer is the next line
     # TensorRT's own messages (doctor/tensorrt.py reads the candidate lines too): its stubs, engines, contexts
     *("placeholder", "deprecated", "engine", "tag does not match", "deserializ", "context"),
 )

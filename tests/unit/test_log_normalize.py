@@ -90,3 +90,19 @@ def test_a_line_printed_again_and_again_sets_no_wrap_width():
     applied = "Applied providers: ['CPUExecutionProvider'], with options: {'CPUExecutionProvider': {}}"
     text = "\n".join(f"{applied}\nfind model: /m/{name}.onnx landmark" for name in ("a", "b", "c"))
     assert normalise(text).count(applied) == 3  # each record stays a line of its own
+
+
+@pytest.mark.parametrize(
+    ("pasted", "printed"),
+    [
+        (
+            "Specified provider &#39;CUDAExecutionProvider&#39; is not",
+            "Specified provider 'CUDAExecutionProvider' is not",
+        ),
+        ("when trying to load &quot;x.dll&quot;", 'when trying to load "x.dll"'),
+        ("libcudnn\\_cnn\\_infer.so.8: cannot open", "libcudnn_cnn_infer.so.8: cannot open"),
+        ("Out[3]: 'CPU'", "'CPU'"),
+    ],
+)
+def test_what_a_web_page_markdown_or_a_notebook_added_is_undone(pasted: str, printed: str):
+    assert normalise(pasted) == [printed]

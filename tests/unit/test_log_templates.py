@@ -87,6 +87,13 @@ PASTES: dict[str, Callable[[str], str]] = {
     "java": lambda t: f'Exception in thread "main" {t}\n\tat ai.onnxruntime.OrtSession.createSession(Native Method)',
     "node": lambda t: f"Error: {t}\n    at InferenceSession.create (inference-session-impl.js:198:34)",
     "utf16": _utf16_spaced,
+    # a web page's copy (HTML entities for quotes and brackets) and markdown's escaped underscores
+    "html": lambda t: t.replace("&", "&amp;").replace('"', "&quot;").replace("'", "&#39;").replace("<", "&lt;"),
+    "markdown": lambda t: re.sub(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])", r"\\_", t),
+    "ipython": lambda t: (
+        "In [3]: sess = ort.InferenceSession(path, providers=providers)\n"
+        + "\n".join(f"Out[3]: {line}" if i == 0 else line for i, line in enumerate(t.split("\n")))
+    ),
 }
 
 CASES = [
