@@ -113,7 +113,9 @@ def _windows_words(number: int) -> str:
     return rf"(?:WinError|error|Error code:?) {number}\b|" + "|".join(words)
 
 
-DLL_INIT = _compile(_windows_words(1114) + r"|DLL initiali[sz]ation routine failed", re.I)
+DLL_INIT = _compile(
+    _windows_words(1114) + r"|(?:dynamic link library \(DLL\)|DLL) initiali[sz]ation routine failed", re.I
+)
 PROVIDER_DLL = _compile(r"onnxruntime_providers_(?:cuda|tensorrt)\.dll", re.I)
 # the user says a library file is there: "cudnn_cnn_infer64_8.dll directory is there", "the dll exists in bin"
 PRESENT_SAID = _compile(
@@ -544,7 +546,7 @@ DRIVER_API = _compile(r"Driver API Version\s{0,2}[:=]\s{0,2}(\d{1,2}\.\d{1,2})\b
 TORCH_CUDA = _compile(r"\btorch[\s=:-]{1,20}\d{1,2}\.\d{1,2}(?:\.\d{1,3})?\+cu(\d{2,3})\b|\+cu(\d{2,3})\b", re.I)
 CUDNN_STATED = _compile(
     r"cu?dnn(?:\s{0,3}(?:version|ver\.?|v)?\s{0,3}[:=]{0,2}\s{0,3}|[\w-]{0,12}\s{1,3})(\d{1,2}(?:\.\d{1,3}){0,3}|\d{4,5})"
-    r"(?![\w.])|cudnn(\d)-cuda|libcudnn(\d)\b",
+    r"(?!\w|\.[\w*])|cudnn(\d)-cuda|libcudnn(\d)\b",
     re.I,
 )
 # "CUDA/cuDNN version: 10.2/8"
@@ -742,7 +744,10 @@ OTHER_GPU = _compile(
 GPU_CONTEXT = _compile(r"nvidia|tesla|gpu|cuda|显卡|device", re.I)
 
 # --- platform --------------------------------------------------------------------------------------------------
-WINDOWS = _compile(r"\.dll\b|\b[A-Z]:\\|LoadLibrary|\bWindows\b|WinError|\.exe\b|\\AppData\\|win_amd64|win32", re.I)
+WINDOWS = _compile(
+    r"\.dll\b|\b[A-Z]:\\|LoadLibrary|\bWindows\b|WinError|\.exe\b|\\AppData\\|win_amd64|win32|\bwin\s?(?:7|8|10|11)\b",
+    re.I,
+)
 LINUX = _compile(r"\.so\b|\.so\.\d|\bLinux\b|/usr/|/home/|/opt/|\bUbuntu\b|\bDebian\b|manylinux|linux_x86_64", re.I)
 # (a Windows path written with slashes, C:/Users/ or WSL's /mnt/c/Users/, is no macOS home)
 MACOS = _compile(
