@@ -643,6 +643,7 @@ def test_a_java_dll_init_failure_on_onnxruntime_itself_is_the_vc_runtime():
 
 
 def test_a_silent_exit_on_win11_with_cudnn_8_3_stated_is_zlibwapi():
-    text = "W1105 21:43:25.534201  9656 device_context.cc:422] device: 0, cuDNN Version: 8.3.\n系统 win11\n但是开始的时候就闪退了\n"
+    text = "W1105 21:43:25.534201  9656 device_context.cc:422] device: 0, cuDNN Version: 8.3.\n"
+    text += "系统 win11\n但是开始的时候就闪退了\n"
     assert codes(text)[:1] == ["zlibwapi-missing"]
     assert "zlibwapi-missing" not in codes("it is compatible with CUDA12.*, cuDNN 8.*\n系统 win11\n闪退\n")  # required
