@@ -158,6 +158,7 @@ SYMPTOMS = {
     "provider-name-unknown": "the code asks for a provider by a name ONNX Runtime does not know",
     "install-failed-said": "the install itself said to fail",
     "present-said": "a library file said to be there",
+    "driver-symbol-missing": "the driver lacks a symbol at CUDA's first call (error 500)",
     "pybind-import-failed": "onnxruntime's module failed to import",
     "not-installed": "onnxruntime not installed",
     "no-wheel": "no wheel for the platform",
@@ -272,6 +273,7 @@ class _Reader:
         self.columns: tuple[list[str], int] | None = None  # a markdown table's header cells and where
         self.call = ""  # "device" | "session": the previous line called get_device() / get_providers() (answer follows)
         self.preload_frame = False  # the previous line is a traceback's frame in onnxruntime's _ld_preload.py
+        self.preload_failed: tuple[str, str] | None = None  # (library, line) of _ld_preload's CDLL(...) that raised
         self.differ_pending = ""  # the previous line says results differ, naming no device
         self.ort_frame = -10  # where a traceback last showed onnxruntime's native module being imported
         self.trt_ran = False  # the last EP Error was TensorRT failing on the model (it loaded), not failing to load
@@ -294,9 +296,9 @@ class _Reader:
         self.platform(raw, line, lower)
         self.call_answer(raw, line)
         if self.preload_frame and (call := P.CDLL_CALL.search(raw)):
-            # a traceback's frame in onnxruntime's _ld_preload.py at `CDLL("libcublas.so.10")`: that load raised (the
-            # error line itself may be cut from the paste)
-            self.missing(call.group(1), line, set())
+            # a traceback's frame in onnxruntime's _ld_preload.py at `CDLL("libcublas.so.10")`: that load raised; the
+            # error line itself may be cut from the paste (read at the end, when nothing else explains it)
+            self.preload_failed = (call.group(1), line)
         self.preload_frame = bool(P.PRELOAD_FRAME.search(raw))
         if _DRIVER_WORDS.search(lower):
             self.driver_and_gpus(raw, line, lower)
@@ -635,6 +637,8 @@ class _Reader:
         self.add("loads", LoadError(filename, family, major_of(filename), line, needed_by))
 
     def errors(self, raw: str, line: str, lower: str) -> None:
+        if "named symbol not found" in lower and P.INIT_CALL.search(raw):  # CUDA error 500 at the runtime's first call
+            self.signal("driver-symbol-missing", line)
         for name in P.CUDA_ERROR_NAME.findall(raw):
             self.add("errors", Seen(self.known_error(name), line))
         for hit in P.CUDA_ERROR_NUMBER.finditer(raw):
@@ -828,6 +832,9 @@ class _Reader:
 
     def evidence(self, cut: bool) -> LogEvidence:
         self.session_fallback()
+        explained = self.f.get("loads") or any(s.value == "other-copy-first" for s in self.f.get("signals", []))
+        if self.preload_failed and not explained:  # the error line was cut: the library _ld_preload loaded is missing
+            self.missing(*self.preload_failed, set())
         f = self.f
         signals = f.get("signals", [])
         if any(s.value == "autoupdate-failed" for s in signals):  # the AutoUpdate installed nothing

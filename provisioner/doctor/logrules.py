@@ -431,6 +431,12 @@ def driver_library_mismatch(c: Case) -> list[Finding]:
     if said := ev.signal("fixed-by-driver-reinstall"):
         title = "reinstalling the NVIDIA driver fixed it (the log says so): its parts did not fit together"
         found.append(c.finding("driver-library-mismatch", title, (said.line,)))
+    if (symbol := _init_symbol_missing(c)) and not ev.environment.container:
+        title = (
+            "the CUDA driver library lacks what the CUDA runtime needs at its first call (error 500): a driver library "
+            "of another version is loaded (a mixed or partial driver install)"
+        )
+        found.append(c.finding("driver-library-mismatch", title, (symbol,)))
     if "cudaErrorUnknown" in c.errors and not _container_lost_gpu(c) and not hidden:
         title = (
             "CUDA fails with an unknown error (999): the driver is in a broken state (its kernel module and libraries "
@@ -478,6 +484,13 @@ def gpu_hidden(c: Case) -> list[Finding]:
     if "cudaErrorNoDevice" in c.errors and not _old_gpu(c) and not (ev.other_gpus and not c.nvidia_named):
         title = "CUDA sees no GPU (container without GPU access, or CUDA_VISIBLE_DEVICES)"
         found.append(c.finding("gpu-hidden", title, (c.errors["cudaErrorNoDevice"], *ev.environment_lines[:2])))
+    if (symbol := _init_symbol_missing(c)) and ev.environment.container:
+        title = (
+            f"the driver inside this {ev.environment.container} container lacks what the CUDA runtime needs at its "
+            "first call (error 500): the GPU's driver libraries were not passed in whole (WSL2 with a newer Windows "
+            "driver needs a newer NVIDIA container toolkit / Docker Desktop)"
+        )
+        found.append(c.finding("gpu-hidden", title, (symbol, *ev.environment_lines[:1])))
     if "cudaErrorOperatingSystem" in c.errors and ev.environment.container:
         title = f"CUDA may not use the device inside this {ev.environment.container} container (error 304)"
         found.append(c.finding("gpu-hidden", title, (c.errors["cudaErrorOperatingSystem"], *ev.environment_lines[:1])))
@@ -508,6 +521,13 @@ def gpu_hidden(c: Case) -> list[Finding]:
         if value is not None and value.strip().lower() in HIDDEN_VALUES and (c.cuda_provider_failed or c.errors):
             found.append(c.finding("gpu-hidden", f"{name}={value} hides every GPU from CUDA", (f"{name}={value}",)))
     return found
+
+
+def _init_symbol_missing(c: Case) -> str | None:
+    """The line of CUDA error 500 (named symbol not found) at the runtime's first calls (device count, set device):
+    the driver library loaded lacks a symbol the runtime needs (a driver of another version, or an incomplete one)."""
+    said = c.ev.signal("driver-symbol-missing")
+    return said.line if said else None
 
 
 def _container_lost_gpu(c: Case) -> Seen | None:

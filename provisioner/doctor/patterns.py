@@ -118,6 +118,7 @@ DLL_INIT = _compile(
 )
 PROVIDER_DLL = _compile(r"onnxruntime_providers_(?:cuda|tensorrt)\.dll", re.I)
 # the user says a library file is there: "cudnn_cnn_infer64_8.dll directory is there", "the dll exists in bin"
+INIT_CALL = _compile(r"cudaGetDeviceCount|cudaSetDevice|cudaGetDevice\b|cuInit|device_count", re.I)  # CUDA's first
 PRESENT_SAID = _compile(
     r"\.dll\b[^\n]{0,40}\b(?:is|are)\s(?:there|present|in (?:the|my) (?:path|folder|directory))|"
     r"\.dll\b[^\n]{0,30}\bexists?\b",
@@ -776,7 +777,9 @@ NOT_INSTALLED = _compile(
     rf"The {Q}?onnxruntime(?:[-_]gpu)?{Q}? distribution was not found|"
     # .NET: the managed API without a native runtime package: the onnxruntime.dll found (Windows' own, in System32) is
     # not ONNX Runtime's, it lacks the very first entry point
-    rf"entry point named {Q}OrtGetApiBase{Q}|EntryPointNotFoundException{Q}? in Microsoft\.ML\.OnnxRuntime\.dll",
+    rf"entry point named {Q}OrtGetApiBase{Q}|EntryPointNotFoundException{Q}? in Microsoft\.ML\.OnnxRuntime\.dll|"
+    # Triton Inference Server without its onnxruntime backend
+    rf"unable to find backend library for backend {Q}?onnxruntime",
     re.I,
 )
 BROKEN_PACKAGE = _compile(

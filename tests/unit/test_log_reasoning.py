@@ -647,3 +647,13 @@ def test_a_silent_exit_on_win11_with_cudnn_8_3_stated_is_zlibwapi():
     text += "系统 win11\n但是开始的时候就闪退了\n"
     assert codes(text)[:1] == ["zlibwapi-missing"]
     assert "zlibwapi-missing" not in codes("it is compatible with CUDA12.*, cuDNN 8.*\n系统 win11\n闪退\n")  # required
+
+
+def test_cuda_error_500_at_the_first_call_is_an_incomplete_driver():
+    error = (
+        "[E:onnxruntime:Default, cuda_call.cc:118 CudaCall] CUDA failure 500: named symbol not found ; GPU=-1 ; "
+        "hostname=0ec3d2c5f698 ; expr=cudaGetDeviceCount(&num_devices);\n"
+    )
+    assert codes("facefusion-cuda-1  | Container image Copyright (c) NVIDIA\n" + error)[:1] == ["gpu-hidden"]
+    assert codes("docker run --rm my-image\n" + error)[:1] == ["gpu-hidden"]
+    assert codes(error.replace("0ec3d2c5f698", "workstation"))[:1] == ["driver-library-mismatch"]
