@@ -299,7 +299,7 @@ class _Reader:
             # a traceback's frame in onnxruntime's _ld_preload.py at `CDLL("libcublas.so.10")`: that load raised; the
             # error line itself may be cut from the paste (read at the end, when nothing else explains it)
             self.preload_failed = (call.group(1), line)
-        self.preload_frame = bool(P.PRELOAD_FRAME.search(raw))
+        self.preload_frame = "_ld_preload" in raw and bool(P.PRELOAD_FRAME.search(raw))
         if _DRIVER_WORDS.search(lower):
             self.driver_and_gpus(raw, line, lower)
         if _PACKAGE_WORDS.search(lower):
@@ -451,11 +451,13 @@ class _Reader:
     def call_answer(self, raw: str, line: str) -> None:
         """The answer on the line after a call of get_device() or a session's get_providers(), bare (a REPL) or
         said ("I get GPU")."""
-        text = raw.strip()
-        if self.call == "device" and (answer := P.DEVICE_ANSWER.match(text)):
+        if self.call == "device" and (answer := P.DEVICE_ANSWER.match(raw.strip())):
             self.signal("cpu-only-build" if answer.group(1).upper() == "CPU" else "gpu-device", line)
-        elif self.call == "session" and (answer := P.SESSION_ANSWER.match(text)):
+        elif self.call == "session" and (answer := P.SESSION_ANSWER.match(raw.strip())):
             self.add("sessions", Seen(",".join(dict.fromkeys(P.PROVIDER_NAME.findall(answer.group(1)))), line))
+        if "get_" not in raw:  # neither call on this line (most lines): a cheap test before the patterns
+            self.call = ""
+            return
         self.call = "device" if P.DEVICE_CALL.search(raw) else "session" if P.SESSION_CALL.search(raw) else ""
 
     def onnxruntime_named(self, raw: str, line: str) -> None:
@@ -729,8 +731,8 @@ class _Reader:
                 self.signal("fixed-by-driver-install", line)
 
     def symptoms(self, raw: str, line: str, lower: str) -> None:
-        for pattern, name, words in _SYMPTOMS:
-            if any(word in lower for word in words) and pattern.search(raw):
+        for pattern, name, words in _SYMPTOM_GATES:
+            if words.search(lower) and pattern.search(raw):
                 self.signal(name, line)
         if (
             "cudnn" in lower
@@ -740,7 +742,7 @@ class _Reader:
         ):
             self.signal("cudnn-init-failed", line)
         device = _DEVICE_WORDS.search(lower)
-        differ = any(w in lower for w in _DIFFER_WORDS) and P.DIFFER.search(raw)
+        differ = _DIFFER_GATE.search(lower) and P.DIFFER.search(raw)
         if differ and device:
             self.signal("results-differ", line)
         elif device and self.differ_pending:  # "1.12.1 inference result differs from 1.11.0", "The bug only with CUDA."
@@ -978,6 +980,16 @@ _DIFFER_WORDS = (
     *("误差", "tolerance", "value", "label", "prediction", "accuracy", "bad", "incorrect", "garbage", "corrupt"),
 )
 _DEVICE_WORDS = re.compile(r"gpu|cuda|cpu|显卡|provider")
+
+
+def _gate(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern finding any of `words` in a lower-cased line: a pattern is tried only on a line holding one (one
+    scan in C instead of a Python loop over the words, for every line read)."""
+    return re.compile("|".join(re.escape(word) for word in words))
+
+
+_SYMPTOM_GATES = tuple((pattern, name, _gate(words)) for pattern, name, words in _SYMPTOMS)
+_DIFFER_GATE = _gate(_DIFFER_WORDS)
 _CUDNN_ERROR = re.compile(r"CUDNN failure|CUDNN_STATUS|CUDNN error", re.I)
 _NOT_FIXED = re.compile(r"(?:n't|\bnot|\bnever|\bno longer|\bstill)\s(?:\w+\s)?(?:fix|solv|resolv|work|help)")
 _ARM_WORDS = ("aarch64", "arm64", "jetson", "tegra", "l4t", "orin", "xavier")
