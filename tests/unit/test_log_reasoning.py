@@ -428,13 +428,6 @@ def test_a_cpu_runtime_loaded_although_the_gpu_package_is_referenced_is_two_pack
         assert ".NET" in findings[0].fix and "Microsoft.ML.OnnxRuntime," in findings[0].fix
 
 
-def test_a_cpu_only_build_said_in_words():
-    assert codes("the CUDA image results in ONNX Runtime (ORT) without CUDA EP, so OCR runs on CPU")[0] == (
-        "cpu-package-only"
-    )
-    assert codes("No CUDAExecutionProvider available (while PyTorch does see CUDA).")[0] == "cpu-package-only"
-
-
 @pytest.mark.parametrize(
     ("gpu_row", "slower"),
     [
@@ -447,28 +440,6 @@ def test_device_rows_of_a_timing_table_compare_by_their_sums(gpu_row: str, slowe
     assert (codes(table)[:1] == ["gpu-slower-than-cpu"]) is slower
 
 
-@pytest.mark.parametrize(
-    ("text", "code"),
-    [
-        ("pip list shows onnxruntime 1.16.0 and onnxruntime-gpu 1.16.0", "cpu-and-gpu-installed"),
-        (  # poetry show: padded columns, then the description
-            "onnxruntime        1.16.3 ONNX Runtime is a runtime accelerator for Machine Learning models\n"
-            "onnxruntime-gpu    1.16.3 ONNX Runtime is a runtime accelerator for Machine Learning models",
-            "cpu-and-gpu-installed",
-        ),
-        ("installing rembg[gpu] also installed the CPU onnxruntime next to onnxruntime-gpu", "cpu-and-gpu-installed"),
-        (  # the CPU package pip names while removing it is no longer installed: the module left behind is broken
-            "Found existing installation: onnxruntime 1.16.3\nUninstalling onnxruntime-1.16.3:\n"
-            "  Successfully uninstalled onnxruntime-1.16.3\n"
-            "AttributeError: module 'onnxruntime' has no attribute 'SessionOptions'",
-            "package-files-missing",
-        ),
-    ],
-)
-def test_package_listings_in_their_other_forms(text: str, code: str):
-    assert codes(text)[:1] == [code]
-
-
 def test_tensorrt_missing_from_a_list_that_has_cuda_is_no_cpu_build():
     warning = (
         "onnxruntime_inference_collection.py:69: UserWarning: Specified provider 'TensorrtExecutionProvider' is not "
@@ -476,40 +447,6 @@ def test_tensorrt_missing_from_a_list_that_has_cuda_is_no_cpu_build():
     )
     assert "cpu-package-only" not in codes(warning.format("CUDAExecutionProvider, CPUExecutionProvider"))
     assert codes(warning.format("CPUExecutionProvider"))[:1] == ["cpu-package-only"]
-
-
-@pytest.mark.parametrize(
-    ("text", "code"),
-    [
-        (  # the provider's DLL alone: onnxruntime's own DLL (same Visual C++ runtime) loaded before it
-            'LoadLibrary failed with error 1114 "" when trying to load "C:\\app\\onnxruntime_providers_cuda.dll"',
-            "gpu-provider-failed",
-        ),
-        (  # importing onnxruntime itself
-            "ImportError: DLL load failed while importing onnxruntime_pybind11_state: A dynamic link library (DLL) "
-            "initialization routine failed.",
-            "msvc-runtime-missing",
-        ),
-    ],
-)
-def test_error_1114_is_read_by_which_dll_failed(text: str, code: str):
-    assert codes(text)[:1] == [code]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "EntryPointNotFoundException: Unable to find an entry point named 'OrtGetApiBase' in DLL 'onnxruntime'.",
-        "Exception thrown: 'System.EntryPointNotFoundException' in Microsoft.ML.OnnxRuntime.dll",
-    ],
-)
-def test_the_managed_api_without_a_native_runtime_is_onnxruntime_not_installed(text: str):
-    assert codes(text)[:1] == ["onnxruntime-not-installed"]
-
-
-def test_an_installer_finding_the_package_without_its_files_is_package_files_missing():
-    text = "npm error Error: Failed to find runtimes/win-x64/native/libonnxruntime_providers_cuda.so in NuGet package"
-    assert codes(text)[:1] == ["package-files-missing"]
 
 
 def test_a_provider_asked_for_by_a_wrong_name_is_no_cpu_build():
@@ -529,33 +466,6 @@ def test_onnxruntime_with_gpu_support_said_is_no_cpu_build():
     text = "I have onnxruntime with GPU support set up; TensorRT initialization failed"
     assert "cpu-package-only" not in codes(text)
     assert codes("you need to compile onnxruntime with GPU support")[:1] == ["cpu-package-only"]
-
-
-def test_a_traceback_cut_at_ld_preloads_cdll_call_names_the_library_that_failed():
-    text = (
-        "Traceback (most recent call last):\n"
-        '  File "/venv/lib/python3.7/site-packages/onnxruntime/capi/_ld_preload.py", line 12, in <module>\n'
-        '    _libcublas = CDLL("libcublas.so.10", mo\n'
-        "Cuda compilation tools, release 11.1, V11.1.105\n"
-    )
-    assert codes(text)[:1] == ["cuda-major-mismatch"]  # the build wants CUDA 10's cuBLAS; CUDA 11 is installed
-
-
-def test_a_cuda_major_asked_for_is_not_one_installed():
-    text = (
-        "sherpa-onnx is looking for CUDA 11 file (libcublasLt.so.11: cannot open shared object file: No such file or "
-        "directory)\nI have CUDA 12 installed\n"
-    )
-    assert codes(text)[:1] == ["cuda-major-mismatch"]
-
-
-def test_a_container_image_saying_the_driver_was_not_detected_is_gpu_hidden():
-    text = (
-        "== CUDA ==\nCUDA Version 11.4.3\nContainer image Copyright (c) 2016-2023, NVIDIA CORPORATION\n"
-        "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n"
-        "   Use the NVIDIA Container Toolkit to start this container with GPU support\n"
-    )
-    assert codes(text)[:1] == ["gpu-hidden"]
 
 
 def test_results_said_to_differ_with_the_device_on_the_next_line():
@@ -603,45 +513,6 @@ def test_versions_of_two_runs_in_sentences_are_not_both_packages_listed():
     assert codes("onnxruntime 1.2.0\nonnxruntime-gpu 1.2.0\n")[:1] == ["cpu-and-gpu-installed"]
 
 
-def test_an_applications_provider_choices_without_cuda_are_a_cpu_build():
-    text = "run.py: error: argument --execution-provider: invalid choice: 'cuda' (choose from 'azure', 'cpu')"
-    assert codes(text)[:1] == ["cpu-package-only"]
-
-
-def test_get_device_answered_in_a_sentence_after_installing_the_gpu_package():
-    text = (
-        '!pip install rembg[cli,gpu]\nimport onnxruntime as ort\nort.get_device()\n\nWill return "CPU". But:\n'
-        "!pip uninstall onnxruntime-gpu --yes\n!pip install onnxruntime-gpu\n"
-    )
-    assert codes(text)[:1] == ["cpu-and-gpu-installed"]
-
-
-def test_one_providers_outputs_said_to_be_bad_is_results_differ():
-    assert codes("# Conv + Q/DQ produces bad output in CPUExecutionProvider\n")[:1] == ["gpu-results-differ"]
-    assert codes("garbage images with the CUDA provider, fine on the CPU\n")[:1] == ["gpu-results-differ"]
-
-
-@pytest.mark.parametrize(
-    ("text", "code"),
-    [
-        ("我装的是onnxruntime不是onnxruntime-gpu，所以只能用CPU", "cpu-package-only"),
-        ("it turned out I had onnxruntime, not onnxruntime-gpu", "cpu-package-only"),
-        ("Both onnxruntime 1.17.0 and onnxruntime-gpu 1.17.0 show up in pip list", "cpu-and-gpu-installed"),
-    ],
-)
-def test_which_flavour_is_installed_said_in_words(text: str, code: str):
-    assert codes(text)[:1] == [code]
-
-
-def test_a_java_dll_init_failure_on_onnxruntime_itself_is_the_vc_runtime():
-    text = (
-        "java.lang.UnsatisfiedLinkError: C:\\Users\\me\\AppData\\Local\\Temp\\onnxruntime-java745\\onnxruntime.dll: "
-        "Dynamic Link Library (DLL) initialization routine failed.\n"
-        "\tat ai.onnxruntime.OnnxRuntime.load(OnnxRuntime.java:387)\n"
-    )
-    assert codes(text)[:1] == ["msvc-runtime-missing"]
-
-
 def test_a_silent_exit_on_win11_with_cudnn_8_3_stated_is_zlibwapi():
     text = "W1105 21:43:25.534201  9656 device_context.cc:422] device: 0, cuDNN Version: 8.3.\n"
     text += "系统 win11\n但是开始的时候就闪退了\n"
@@ -657,3 +528,97 @@ def test_cuda_error_500_at_the_first_call_is_an_incomplete_driver():
     assert codes("facefusion-cuda-1  | Container image Copyright (c) NVIDIA\n" + error)[:1] == ["gpu-hidden"]
     assert codes("docker run --rm my-image\n" + error)[:1] == ["gpu-hidden"]
     assert codes(error.replace("0ec3d2c5f698", "workstation"))[:1] == ["driver-library-mismatch"]
+
+
+# causes read from their evidence, one log each (text -> the first finding's code); what each teaches in its comment
+READ_AS = [
+    # said in words: a CPU-only build, which flavour is installed, both flavours listed in other forms
+    pytest.param(
+        "the CUDA image results in ONNX Runtime (ORT) without CUDA EP, so OCR runs on CPU", "cpu-package-only"
+    ),
+    pytest.param("No CUDAExecutionProvider available (while PyTorch does see CUDA).", "cpu-package-only"),
+    pytest.param("我装的是onnxruntime不是onnxruntime-gpu，所以只能用CPU", "cpu-package-only"),
+    pytest.param("it turned out I had onnxruntime, not onnxruntime-gpu", "cpu-package-only"),
+    pytest.param(  # an application's choices are the available providers
+        "run.py: error: argument --execution-provider: invalid choice: 'cuda' (choose from 'azure', 'cpu')",
+        "cpu-package-only",
+    ),
+    pytest.param("Both onnxruntime 1.17.0 and onnxruntime-gpu 1.17.0 show up in pip list", "cpu-and-gpu-installed"),
+    pytest.param("pip list shows onnxruntime 1.16.0 and onnxruntime-gpu 1.16.0", "cpu-and-gpu-installed"),
+    pytest.param(  # poetry show: padded columns, then the description
+        "onnxruntime        1.16.3 ONNX Runtime is a runtime accelerator for Machine Learning models\n"
+        "onnxruntime-gpu    1.16.3 ONNX Runtime is a runtime accelerator for Machine Learning models",
+        "cpu-and-gpu-installed",
+    ),
+    pytest.param(
+        "installing rembg[gpu] also installed the CPU onnxruntime next to onnxruntime-gpu", "cpu-and-gpu-installed"
+    ),
+    pytest.param(  # get_device() answered in a sentence after the GPU package's install
+        '!pip install rembg[cli,gpu]\nimport onnxruntime as ort\nort.get_device()\n\nWill return "CPU". But:\n'
+        "!pip uninstall onnxruntime-gpu --yes\n!pip install onnxruntime-gpu\n",
+        "cpu-and-gpu-installed",
+    ),
+    pytest.param(  # the CPU package pip names while removing it is no longer installed: what is left is broken
+        "Found existing installation: onnxruntime 1.16.3\nUninstalling onnxruntime-1.16.3:\n"
+        "  Successfully uninstalled onnxruntime-1.16.3\n"
+        "AttributeError: module 'onnxruntime' has no attribute 'SessionOptions'",
+        "package-files-missing",
+    ),
+    pytest.param(  # an installer finding the package without its files
+        "npm error Error: Failed to find runtimes/win-x64/native/libonnxruntime_providers_cuda.so in NuGet package",
+        "package-files-missing",
+    ),
+    # .NET / Java: the managed API without a native runtime; onnxruntime's own DLL failing to start
+    pytest.param(
+        "EntryPointNotFoundException: Unable to find an entry point named 'OrtGetApiBase' in DLL 'onnxruntime'.",
+        "onnxruntime-not-installed",
+    ),
+    pytest.param(
+        "Exception thrown: 'System.EntryPointNotFoundException' in Microsoft.ML.OnnxRuntime.dll",
+        "onnxruntime-not-installed",
+    ),
+    pytest.param(
+        "java.lang.UnsatisfiedLinkError: C:\\Users\\me\\AppData\\Local\\Temp\\onnxruntime-java745\\onnxruntime.dll: "
+        "Dynamic Link Library (DLL) initialization routine failed.\n"
+        "\tat ai.onnxruntime.OnnxRuntime.load(OnnxRuntime.java:387)\n",
+        "msvc-runtime-missing",
+    ),
+    # error 1114 is read by which DLL failed: a provider's alone (onnxruntime's own loaded), or onnxruntime's
+    pytest.param(
+        'LoadLibrary failed with error 1114 "" when trying to load "C:\\app\\onnxruntime_providers_cuda.dll"',
+        "gpu-provider-failed",
+    ),
+    pytest.param(
+        "ImportError: DLL load failed while importing onnxruntime_pybind11_state: A dynamic link library (DLL) "
+        "initialization routine failed.",
+        "msvc-runtime-missing",
+    ),
+    # libraries: a traceback cut at _ld_preload's CDLL(...), a CUDA major asked for (not installed)
+    pytest.param(
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.7/site-packages/onnxruntime/capi/_ld_preload.py", line 12, in <module>\n'
+        '    _libcublas = CDLL("libcublas.so.10", mo\n'
+        "Cuda compilation tools, release 11.1, V11.1.105\n",
+        "cuda-major-mismatch",  # the build wants CUDA 10's cuBLAS; CUDA 11 is installed
+    ),
+    pytest.param(
+        "sherpa-onnx is looking for CUDA 11 file (libcublasLt.so.11: cannot open shared object file: No such file or "
+        "directory)\nI have CUDA 12 installed\n",
+        "cuda-major-mismatch",
+    ),
+    # hosts: NVIDIA's container images started without GPU access
+    pytest.param(
+        "== CUDA ==\nCUDA Version 11.4.3\nContainer image Copyright (c) 2016-2023, NVIDIA CORPORATION\n"
+        "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n"
+        "   Use the NVIDIA Container Toolkit to start this container with GPU support\n",
+        "gpu-hidden",
+    ),
+    # one provider's outputs said to be bad
+    pytest.param("# Conv + Q/DQ produces bad output in CPUExecutionProvider\n", "gpu-results-differ"),
+    pytest.param("garbage images with the CUDA provider, fine on the CPU\n", "gpu-results-differ"),
+]
+
+
+@pytest.mark.parametrize(("text", "code"), READ_AS)
+def test_a_cause_is_read_from_its_evidence(text: str, code: str):
+    assert codes(text)[:1] == [code]
