@@ -1032,9 +1032,15 @@ def _provider_list(raw: str) -> list[str]:
 def _prose_cpu_list(raw: str) -> bool:
     """A CPU build's provider list said in words, on a line about the available providers or naming Azure's."""
     hit = P.PROSE_CPU_LIST.search(raw)
-    return bool(
-        hit and re.search(r"availab|azure", raw, re.I) and not re.search(r"CUDA|Tensorrt", raw[hit.start() :], re.I)
-    )
+    rest = _NEGATED_CUDA.sub("", raw[hit.start() :]) if hit else ""  # "not have cuda and tensorrt" lists no CUDA
+    return bool(hit and re.search(r"availab|azure", raw, re.I) and not re.search(r"CUDA|Tensorrt", rest, re.I))
+
+
+_NEGATED_CUDA = re.compile(
+    r"(?:not (?:have|has|show|shows|list|lists|include)|\bno|without)\s(?:the\s)?(?:cuda|tensorrt)\w*"
+    r"(?:\s(?:and|or|,|nor)\s(?:cuda|tensorrt)\w*)?",
+    re.I,
+)
 
 
 def _session_list(raw: str) -> list[str]:

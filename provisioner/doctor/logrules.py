@@ -802,12 +802,13 @@ def msvc_runtime_missing(c: Case) -> list[Finding]:
             "a DLL's initialisation failed (Windows error 1114): usually a missing or old Microsoft Visual C++ runtime"
         )
         found.append(c.finding("msvc-runtime-missing", title, c.ev.lines("dll-init-failed")))
-    if (core := c.ev.signal("core-dll-failed")) and c.builds:
-        # a build the matrix records keeps CUDA in its provider's library: onnxruntime.dll itself needs only the
-        # Visual C++ runtime besides Windows
+    if (core := c.ev.signal("core-dll-failed")) and not _core_links_cuda(c):
+        # since 1.9 CUDA is in the provider's library: onnxruntime.dll itself needs only the Visual C++ runtime
+        # besides Windows
+        which = f" (onnxruntime {c.builds[0].ort_version})" if c.builds else ""
         title = (
-            f"onnxruntime.dll (onnxruntime {c.builds[0].ort_version}) cannot be loaded: its dependency besides Windows "
-            "is the Microsoft Visual C++ runtime"
+            f"onnxruntime.dll{which} cannot be loaded: its dependency besides Windows is the Microsoft Visual C++ "
+            "runtime"
         )
         found.append(c.finding("msvc-runtime-missing", title, (core.line, c.build_line)))
     import_failed = c.ev.signal("pybind-import-failed")
@@ -825,6 +826,12 @@ def msvc_runtime_missing(c: Case) -> list[Finding]:
             )
         )
     return found
+
+
+def _core_links_cuda(c: Case) -> bool:
+    """A release before 1.9 is named: its onnxruntime.dll linked CUDA and cuDNN itself (no provider library yet)."""
+    versions = [s.value.split(" ", 1)[1] for s in c.ev.ort_stated] + [d.version for d in c.ev.onnxruntime]
+    return any(vtuple(v) < (1, 9) for v in versions if v[:1].isdigit())
 
 
 def _provider_init_failed(c: Case) -> bool:

@@ -63,6 +63,8 @@ MISSING = (
     _compile(rf"kernel32\.LoadLibrary\(\):{Q}?(?<![\w.+-])({LIB}){Q}? not found", re.I),
     _compile(rf"Unable to load any of \{{\s{{0,2}}(?<![\w.+-])({LIB})", re.I),  # cuDNN 9's loader: the candidates
     _compile(rf"failed to open (?<![\w.+-])({SO})", re.I),  # NVRTC's builtins
+    # CTranslate2 (faster-whisper, often beside onnxruntime): "Library cublas64_11.dll is not found or cannot be loaded"
+    _compile(rf"Library (?<![\w.+-])({LIB}) is not found or cannot be loaded", re.I),
     _compile(rf"(?:找不到|缺少|缺失|未找到)\s?{Q}?(?<![\w.+-])({LIB})", re.I),
 )
 # a library that was being loaded and failed, its missing dependency unnamed (Windows error 126, "Could not load
@@ -191,7 +193,11 @@ MSVC_ABSENT = _compile(
     # installing or updating the runtime fixed it: it was missing or too old
     r"(?:install|updat|upgrad)\w{0,4}[^\n]{0,40}(?:Visual C\+\+|VC\+\+|vc_?redist|MSVC)[^\n]{0,80}"
     r"(?:fix|solv|work|resolv)|(?:fix|solv|resolv)\w{0,4}[^\n]{0,40}(?:install|updat|upgrad)\w{0,4}[^\n]{0,40}"
-    r"(?:Visual C\+\+|VC\+\+|vc_?redist|MSVC)",
+    r"(?:Visual C\+\+|VC\+\+|vc_?redist|MSVC)|"
+    # a crash inside the runtime while onnxruntime's DLL starts: a copy older than the one it was built with (1.18 and
+    # later need 14.40+: std::mutex's constructor changed), e.g. an app packaging its own old msvcp140.dll
+    r"(?:msvcp140|vcruntime140)(?:_\d)?(?:\.dll)?\)?[^\n]{0,40}(?:Access violation|0xC0000005)|"
+    r"(?:Access violation|0xC0000005)[^\n]{0,60}\(?(?:msvcp140|vcruntime140)|msvcp140!mtx_do_lock",
     re.I,
 )
 
@@ -251,7 +257,9 @@ PROSE_CPU_LIST = _compile(
     rf"\b(?:only|just)\s(?:the\s)?(?:(?:shows?|lists?|returns?|gives?|has|have|get|see)\s)?\[?{_CPU_OR_AZURE}"
     rf"(?:\s?(?:and|&|,)\s?{_CPU_OR_AZURE})?\]?(?:\s(?:as\s)?(?:the\s)?(?:execution\s)?providers?\b|\s?$|[,.;)]|"
     r"\s(?:even|although|though|but|while|despite|instead|when|and\snot|no\s)\b)|"
-    rf"providers?\s(?:is|are)\s(?:only|just)\s\[?{_CPU_OR_AZURE}",
+    rf"providers?\s(?:is|are)\s(?:only|just)\s\[?{_CPU_OR_AZURE}|"
+    # "EXECUTION PROVIDERS only azure  and cpu, not have cuda"
+    rf"providers?\s{{1,3}}(?:only|just)\s{{1,3}}{_CPU_OR_AZURE}(?:\s{{1,3}}(?:and|&|,)\s{{1,3}}{_CPU_OR_AZURE})?",
     re.I,
 )
 # a session said to have run on the CUDA provider: only a GPU build has it ("session ran on CUDAExecutionProvider")
@@ -267,6 +275,7 @@ CUDA_APPLIED = _compile(
 CPU_ONLY_BUILD = _compile(
     r"(?:CUDA|GPU)(?: execution provider)? is not enabled in this build|CUDA execution provider is not enabled|"
     r"not (?:compiled|built) with (?:CUDA|GPU)|compile (?:it )?with GPU|"
+    r"compile with -D\w{0,40}(?:GPU|CUDA)\w{0,20}=ON|"
     r"(?:compile|build|built|need|needs|requires?)\w{0,3}\s(?:it\s|onnxruntime\s|a\sversion\s)?with GPU support|"
     r"compile ONNX ?Runtime with (?:CUDA|GPU)|"
     # an application's choices built from the available providers: "invalid choice: 'cuda' (choose from 'azure', 'cpu')"
@@ -666,6 +675,7 @@ DRIVER_ABSENT = _compile(
     r"(?:unable to|can'?t|cannot|could not|couldn'?t|not able to) (?:use|run|find|execute|call|start) "
     r"[`'\"]?nvidia-smi|"
     r"nvml error: driver not loaded|NVML: Driver Not Loaded|kernel driver does not appear to be running|"
+    r"nvidia-smi:? No such file or directory|could not load NVML library|'nvidia-smi' is not recognized|"
     r"/proc/driver/nvidia/version does not exist",
     re.I,
 )
@@ -934,7 +944,10 @@ NODES_ON_CPU = _compile(
 MEMCPY = _compile(r"Memcpy nodes are added to the graph", re.I)
 SLOWER = _compile(
     r"(?:GPU|cuda)[^\n]{0,40}(?:slower|much slower|more slowly|慢|耗时更长|速度远小于|远慢于)|"
-    r"(?:slower|慢)[^\n]{0,20}(?:on|than|于)\s{0,3}(?:the\s)?(?:GPU|cuda)\b|"
+    # slower where the run was on the GPU ("twice slower with GPU"; "slower than GPU" is the CPU's run: not this)
+    r"(?:slower|慢)[^\n]{0,20}(?:on|with|using|in|在)\s{0,3}(?:the\s)?(?:GPU|cuda)\b|"
+    # faster where the run was on the CPU ("it ran faster in CPU mode")
+    r"\bfaster (?:in|on|with|using) (?:the\s)?CPU\b(?!\s(?:than|vs))|"
     r"CPU[^\n]{0,40}(?:faster than|快于)[^\n]{0,20}(?:GPU|cuda)|CPU[^\n]{0,6}比\s?(?:GPU|cuda)[^\n]{0,6}快|"
     r"(?:VRAM|GPU|cuda)[^\n]{0,80}(?:extremely|very|really|much|too|so|super) slow|"
     r"(?:GPU|cuda)[^\n]{0,60}(?:takes|took|taking) (?:forever|ages|so long)|"

@@ -40,6 +40,12 @@ _STUB = re.compile(
 _STUB_INDEX = re.compile(r"downloads a real wheel package\s{0,4}(?:\n\s{0,8})?from (?P<index>\S{1,300}?)\.?\s", re.I)
 _DEPRECATED = re.compile(r"THIS PROJECT '(?P<dist>nvidia-[\w-]{1,60})' IS DEPRECATED", re.I)
 _TRT_WANTED = re.compile(r"\b(tensorrt[-_]cu\d{2}[-_]libs|tensorrt[-_]cu\d{2}|tensorrt)\b", re.I)
+# the TensorRT provider's library loads a libnvinfer without a symbol it links (an older or newer TensorRT)
+_PROVIDER_SYMBOL = re.compile(  # the provider's own file is the one lacking it (not a TensorRT library it loads)
+    r"onnxruntime_providers_tensorrt\.(?:so|dll)[\w.]{0,12}:\s?(?:undefined symbol:\s?(?P<symbol>\w{2,120})|"
+    r"version [`'\"]?(?P<version>[\w.]{2,40})[`'\"]? not found)",
+    re.I,
+)
 _STALE = re.compile(
     r"engine plan file is not compatible with this version of TensorRT|"
     r"engine plan file is generated on an incompatible (?:device|version)|"
@@ -195,6 +201,24 @@ def log_findings(text: str, fixes: Fixes, matrix: Matrix | None = None) -> list[
                     "nvinfer",
                 )
             )
+    symbol = _PROVIDER_SYMBOL.search(text) if "providers_tensorrt" in lower else None
+    if symbol:  # the TensorRT it found is not the one it was built against (a symbol of that TensorRT is absent)
+        found.append(
+            Finding(
+                "tensorrt-major-mismatch",
+                "error",
+                "the TensorRT provider finds a TensorRT other than the one it was built against ("
+                + (
+                    f"its symbol {symbol.group('symbol')}"
+                    if symbol.group("symbol")
+                    else f"version {symbol.group('version')}"
+                )
+                + " is absent from the libnvinfer loaded)",
+                (symbol.group(0).strip()[:300],),
+                fixes.for_code("tensorrt-major-mismatch"),
+                "nvinfer",
+            )
+        )
     stale = _lines(text, _STALE) if _mentions(lower, "stale") else []
     if stale:
         found.append(

@@ -279,12 +279,13 @@ def test_a_windows_path_written_with_slashes_is_no_macos():
     assert first(text) == "cudnn-missing"
 
 
-def test_onnxruntime_dll_itself_failing_to_load_needs_the_visual_cpp_runtime_in_a_recorded_build():
+def test_onnxruntime_dll_itself_failing_to_load_needs_the_visual_cpp_runtime_since_1_9():
     failed = "System.DllNotFoundException: Unable to load DLL 'onnxruntime': The specified module could not be found."
-    # builds the matrix records load CUDA from their provider's DLL: onnxruntime.dll needs only the VC++ runtime
+    # since 1.9 CUDA is loaded from the provider's DLL: onnxruntime.dll needs only the VC++ runtime besides Windows
     assert first(f"Microsoft.ML.OnnxRuntime.Gpu 1.16.3\n{failed}") == "msvc-runtime-missing"
-    # no build named: its dependency is not known (old GPU builds linked CUDA into onnxruntime.dll)
-    assert first(failed) == "cuda-library-missing"
+    assert first(failed) == "msvc-runtime-missing"  # no release named: one since 1.9 (the CPU package: always)
+    # a release before 1.9 named: its onnxruntime.dll linked CUDA and cuDNN itself
+    assert first(f"Microsoft.ML.OnnxRuntime.Gpu 1.5.2\n{failed}") == "cuda-library-missing"
 
 
 @pytest.mark.parametrize(

@@ -501,6 +501,9 @@ def test_a_cudnn8_part_that_is_there_but_will_not_load_needs_zlibwapi():
         ("CPU\nTime taken for Onnx model 0:00:00.178522\nGPU\nTime taken for Onnx model 0:00:00.617351\n", True),
         ("CPU\nTime taken for Onnx model 0:00:00.617351\nGPU\nTime taken for Onnx model 0:00:00.178522\n", False),
         ("the GPU is 3x faster than the CPU now", False),
+        ("I am getting something more than twice slower with GPU", True),
+        ("I tested it in GPU mode and CPU mode, and found it ran faster in CPU mode", True),
+        ("onnxruntime: the CPU is 3x slower than GPU here", False),  # the CPU's run is the slow one
     ],
 )
 def test_the_gpu_compared_with_the_cpu_in_its_many_wordings(text: str, slower: bool):
@@ -613,6 +616,35 @@ READ_AS = [
         "   Use the NVIDIA Container Toolkit to start this container with GPU support\n",
         "gpu-hidden",
     ),
+    pytest.param("bash: /usr/bin/nvidia-smi: No such file or directory\n", "no-driver"),
+    pytest.param(  # a pod of a runtime without NVIDIA's hook: no driver library inside
+        "kubectl describe pods\nloading NVML\nFailed to start nvml with error:  could not load NVML library\n",
+        "gpu-hidden",
+    ),
+    # TensorRT: the provider's own library lacks a symbol of the TensorRT it finds (another TensorRT than its own)
+    pytest.param(
+        "FAIL : Failed to load library libonnxruntime_providers_tensorrt.so with error: "
+        "/opt/ort/lib/libonnxruntime_providers_tensorrt.so: undefined symbol: getBuilderPluginRegistry",
+        "tensorrt-major-mismatch",
+    ),
+    pytest.param(  # TensorRT's own plugin library lacking a symbol: TensorRT's install is broken, not another major
+        "FAIL : Failed to load library libonnxruntime_providers_tensorrt.so with error: "
+        "/usr/lib/libnvinfer_plugin.so.8: undefined symbol: _ZN5pwgen18nvrtcCreateProgramE",
+        "tensorrt-missing",
+    ),
+    # Windows: a crash inside an older Visual C++ runtime while onnxruntime.dll starts
+    pytest.param(
+        "Exception thrown at 0x00007FFFBCA03080 (msvcp140.dll) in App.exe: 0xC0000005: Access violation reading "
+        "location 0x0000000000000000.",
+        "msvc-runtime-missing",
+    ),
+    pytest.param("msvcp140!mtx_do_lock+0x74\nonnxruntime+0x5cd1\nucrtbase!_initterm+0x2d", "msvc-runtime-missing"),
+    # CPU-only builds of applications built on ONNX Runtime, said their own way
+    pytest.param(
+        "session.cc:GetSessionOptionsImpl:49 Please compile with -DSHERPA_ONNX_ENABLE_GPU=ON. Fallback to cpu!",
+        "cpu-package-only",
+    ),
+    pytest.param("1.3.1   EXECUTION PROVIDERS only azure  and cpu,not have cuda and tensorrt", "cpu-package-only"),
     # one provider's outputs said to be bad
     pytest.param("# Conv + Q/DQ produces bad output in CPUExecutionProvider\n", "gpu-results-differ"),
     pytest.param("garbage images with the CUDA provider, fine on the CPU\n", "gpu-results-differ"),
