@@ -416,13 +416,9 @@ def driver_library_mismatch(c: Case) -> list[Finding]:
                 "driver-library-mismatch", "the NVIDIA kernel driver and its libraries differ", (ev.driver.error,)
             )
         )
-    for name in ("cudaErrorSystemDriverMismatch", "cudaErrorCompatNotSupportedOnDevice"):
-        if name in c.errors:
-            title = (
-                "the CUDA driver and its user-space libraries do not fit together (CUDA forward compatibility or a "
-                "mixed driver install)"
-            )
-            found.append(c.finding("driver-library-mismatch", title, (c.errors[name],)))
+    if "cudaErrorSystemDriverMismatch" in c.errors:
+        title = "the CUDA driver and its user-space libraries do not fit together (a mixed driver install)"
+        found.append(c.finding("driver-library-mismatch", title, (c.errors["cudaErrorSystemDriverMismatch"],)))
     hidden = ev.environment.container and ev.signal("driver-absent")  # no driver inside: the GPU was not passed in
     gpu_words = ev.gpus or ev.driver or c.errors or ev.signal("provider-failed") or ev.signal("cuda-call-error")
     if (rebooted := ev.signal("reboot-fixed")) and gpu_words:
@@ -556,6 +552,14 @@ def driver_too_old(c: Case) -> list[Finding]:
             "the driver supports"
         )
         found.append(c.finding("driver-too-old", title, (c.errors["cudaErrorUnsupportedPtxVersion"], ev.driver_line)))
+    if "cudaErrorCompatNotSupportedOnDevice" in c.errors:
+        # CUDA tries forward compatibility (an image's newer libcuda over the host's kernel driver) only when the
+        # driver is older than the runtime, and only datacenter GPUs accept it
+        title = (
+            "the host's NVIDIA driver is older than the CUDA runtime (error 804: forward compatibility was tried, "
+            "which this GPU does not support): a newer host driver, or an image of an older CUDA"
+        )
+        found.append(c.finding("driver-too-old", title, (c.errors["cudaErrorCompatNotSupportedOnDevice"],)))
     if "cudaErrorCallRequiresNewerDriver" in c.errors:
         title = "the CUDA runtime calls a function the installed driver lacks (CUDA error 36): the driver is older"
         found.append(c.finding("driver-too-old", title, (c.errors["cudaErrorCallRequiresNewerDriver"], ev.driver_line)))

@@ -686,8 +686,7 @@ DRIVER_OLD = _compile(
     re.I,
 )
 DRIVER_MISMATCH = _compile(
-    r"Driver/library version mismatch|unsupported display driver / cuda driver combination|"
-    r"forward compatibility was attempted on non supported HW",
+    r"Driver/library version mismatch|unsupported display driver / cuda driver combination",
     re.I,
 )
 # the GPU is seen inside the container: nvidia-smi run there, or the user says it works there

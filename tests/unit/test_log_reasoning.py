@@ -617,6 +617,11 @@ READ_AS = [
         "gpu-hidden",
     ),
     pytest.param("bash: /usr/bin/nvidia-smi: No such file or directory\n", "no-driver"),
+    pytest.param(  # forward compatibility is tried only when the host's driver is older than the image's runtime
+        "CUDA failure 804: forward compatibility was attempted on non supported HW ; GPU=0 ; hostname=9407c20fa6b6 ; "
+        "expr=cudaSetDevice(info_.device_id);",
+        "driver-too-old",
+    ),
     pytest.param(  # a pod of a runtime without NVIDIA's hook: no driver library inside
         "kubectl describe pods\nloading NVML\nFailed to start nvml with error:  could not load NVML library\n",
         "gpu-hidden",
