@@ -544,6 +544,9 @@ class _Reader:
             for hit in P.CUDA_MAJOR_SAID.finditer(raw):
                 if not _asked_for(raw, hit.start(), hit.end()):  # "looking for CUDA 11 files": wanted, not installed
                     self.add("cuda_major", Seen(hit.group(1), line))
+        for hit in P.TENSORRT_SAID.finditer(raw) if "tensorrt" in lower else ():
+            if not _asked_for(raw, hit.start(), hit.end()):  # "using tensorrt 8.2.1.8", not "requires TensorRT 10"
+                self.signal(f"tensorrt-{hit.group(1)}-said", line)
         for hit in P.TORCH_CUDA.finditer(raw):
             digits = hit.group(1) or hit.group(2)
             self.add("cuda", Seen(f"{digits[:-1]}.{digits[-1]}", line))

@@ -73,6 +73,10 @@ def _missing_library(c: Case, e: LoadError) -> Finding | None:
         if wheel:
             title = f"TensorRT is installed ({wheel}) but {name} is not found"
             return c.finding("library-not-on-path", title, (*lines, wheel), "nvinfer")
+        said = [s for s in c.ev.signals if s.value == f"tensorrt-{e.major}-said"] if e.major else []
+        if said:  # "I'm using tensorrt 8.2.1.8": that major is installed, its library is not where the loader looks
+            title = f"TensorRT {e.major} is installed (the log says so) but {name} is not found by the loader"
+            return c.finding("library-not-on-path", title, (*lines, said[0].line), "nvinfer")
         return c.finding("tensorrt-missing", f"TensorRT cannot be loaded ({name})", lines, "nvinfer")
     library = "cublas" if e.family == "cublasLt" else e.family
     by = f" (needed by {e.needed_by})" if e.needed_by else ""

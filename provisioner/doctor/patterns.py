@@ -542,6 +542,7 @@ ASKED_BEFORE = _compile(
     re.I,
 )
 ASKED_AFTER = _compile(r"\s?(?:files?|librar(?:y|ies)|DLLs?|\.so|binar(?:y|ies)|build)\b", re.I)
+TENSORRT_SAID = _compile(r"\bTensorRT[\s:=v-]{1,4}(\d{1,2})\.\d{1,2}(?:\.\d{1,3}){0,2}\b", re.I)  # a version
 CUDA_MAJOR_SAID = _compile(r"\bcuda[ -]?(9|1[0-4])\b(?![.\d])", re.I)  # "I have CUDA 12", "cuda13": a major only
 NVCC = _compile(
     r"(?:compilation tools, release\s|release|nvcc[^\n\d]{0,30}|cuda[_ -]?toolkit[^\n\d]{0,12}|CUDA[\\/]v|cuda-|"
@@ -676,6 +677,7 @@ DRIVER_ABSENT = _compile(
     r"[`'\"]?nvidia-smi|"
     r"nvml error: driver not loaded|NVML: Driver Not Loaded|kernel driver does not appear to be running|"
     r"nvidia-smi:? No such file or directory|could not load NVML library|'nvidia-smi' is not recognized|"
+    r"\bCPU[- ]only (?:machine|computer|server|host|instance|laptop|VM|box|node)s?\b|"
     r"/proc/driver/nvidia/version does not exist",
     re.I,
 )

@@ -617,6 +617,15 @@ READ_AS = [
         "gpu-hidden",
     ),
     pytest.param("bash: /usr/bin/nvidia-smi: No such file or directory\n", "no-driver"),
+    pytest.param(  # a machine said to have no GPU: error 100 there is no driver (nothing to hide)
+        "CUDA failure 100: no CUDA-capable device is detected ; GPU=-1\n- GPU model and memory: CPU-only machine\n",
+        "no-driver",
+    ),
+    pytest.param(  # TensorRT 8 said installed, its libnvinfer.so.8 not found: not where the loader looks
+        "im using tensorrt 8.2.1.8, cuda 11.5\nImportError: libnvinfer.so.8: cannot open shared object file: No such "
+        "file or directory\n",
+        "library-not-on-path",
+    ),
     pytest.param(  # forward compatibility is tried only when the host's driver is older than the image's runtime
         "CUDA failure 804: forward compatibility was attempted on non supported HW ; GPU=0 ; hostname=9407c20fa6b6 ; "
         "expr=cudaSetDevice(info_.device_id);",
