@@ -26,8 +26,10 @@ from tests.support.logcorpus import (
 
 CORPUS: dict[str, dict] = load_corpus(LOGS)
 # before issue 11: 113/169 (66.9%); the evidence rewrite 145/169 (85.8%); provider lists read as lists, wrapped
-# lines, ldd, old DLL suffixes, timings of the two packages: 163/169 (96.4%). The issue asks 0.90.
-TOP1_TARGET = 0.95
+# lines, ldd, old DLL suffixes, timings of the two packages: 163/169 (96.4%). The issue asks 0.90. Issue 22's second
+# stop grew the corpus from 359 to 577 logs with fresh batches first read at 45-91% (docs/verify-doctor.md), and
+# ended at 547/577 (94.8%): a regression guard at 0.94 (the bar for unseen logs is test_log_heldout.py's).
+TOP1_TARGET = 0.94
 # Codes no user can have posted (ortprov's own verify child and loader hook): SOURCES.md says why.
 NO_REAL_LOGS = {
     "loader-hook-failed",
