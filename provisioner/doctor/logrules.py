@@ -747,12 +747,8 @@ def cudnn_missing(c: Case) -> list[Finding]:
                 "cudnn-missing", "installing cuDNN fixed it (the log says so): cuDNN was missing", (said.line,), "cudnn"
             )
         )
-    # cuDNN failing at its start, unless it failed for want of GPU memory (CUDNN_STATUS_ALLOC_FAILED on that line)
-    lines = tuple(
-        line
-        for line in c.ev.lines("cudnn-status") + c.ev.lines("cudnn-init-failed")
-        if "alloc_failed" not in line.lower()
-    )
+    # cuDNN failing at its start (the evidence leaves out failures for want of GPU memory)
+    lines = c.ev.lines("cudnn-status") + c.ev.lines("cudnn-init-failed")
     if lines:
         title = "cuDNN could not be initialised (missing, incomplete or mismatched)"
         found.append(c.finding("cudnn-missing", title, lines, "cudnn"))

@@ -930,9 +930,11 @@ OOM = _compile(
     re.I,
 )
 CONTEXT = _compile(r"invalid resource handle|pycuda\.autoinit|CUDA_ERROR_INVALID_CONTEXT|invalid device context", re.I)
+# cuDNN failing at its start, not for want of GPU memory (CUDNN_STATUS_ALLOC_FAILED on the line: out of memory)
 CUDNN_STATUS = _compile(
-    r"CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED|CUDNN_STATUS_VERSION_MISMATCH|cudnnCreate\(|"
-    r"Cannot load symbol cudnn\w",  # cuDNN's dispatcher: the sub-library with that symbol is missing
+    r"^(?![^\n]*ALLOC_FAILED)[^\n]*?(?:CUDNN_STATUS_NOT_INITIALIZED|CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED|"
+    r"CUDNN_STATUS_VERSION_MISMATCH|cudnnCreate\(|"
+    r"Cannot load symbol cudnn\w)",  # cuDNN's dispatcher: the sub-library with that symbol is missing
     re.I,
 )
 NODES_ON_CPU = _compile(
