@@ -38,6 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "matrices"
 sys.path.insert(0, str(ROOT))
 
+from provisioner.matrix.check import Problem, convert_entries  # noqa: E402
+from provisioner.matrix.model import OrtBuild  # noqa: E402
+from provisioner.matrix.query import linked_tensorrt_major, tensorrt_views  # noqa: E402
 from provisioner.versions import vtuple  # noqa: E402
 from provisioner.ziprange import HttpRangeSource, central_directory, read_member  # noqa: E402
 
@@ -176,21 +179,6 @@ def derive_packages(session: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def _sonames_major(builds: list[dict[str, Any]]) -> dict[str, int]:
-    """ort_version -> the TensorRT major its Linux TensorRT provider links (or opens), from the wheel facts in
-    onnxruntime-gpu.yaml."""
-    found = {}
-    for build in builds:
-        for platform in build.get("platforms") or ():
-            for library in platform.get("providers") or ():
-                if library.get("provider") != "tensorrt":
-                    continue
-                for name in [*(library.get("needs") or ()), *(library.get("opens") or ())]:
-                    if name.startswith("libnvinfer.so."):
-                        found[build["ort_version"]] = int(name.rsplit(".", 1)[1])
-    return found
-
-
 def derive_releases(packages: list[dict[str, Any]], builds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (TensorRT version a build needs, CUDA major): the newest installable package of that major at or above
     it; a record without packages (and why) where none exists."""
@@ -264,6 +252,15 @@ def derive_releases(packages: list[dict[str, Any]], builds: list[dict[str, Any]]
     return out
 
 
+def records_of(builds: list[dict[str, Any]]) -> list[OrtBuild]:
+    """onnxruntime-gpu.yaml's build entries as the matrix loads them (problems stop the script)."""
+    problems: list[Problem] = []
+    converted = convert_entries("onnxruntime-gpu.yaml", "builds", OrtBuild, {"builds": builds}, problems)
+    if problems:
+        raise SystemExit("\n".join(str(p) for p in problems))
+    return converted
+
+
 def _cuda_major_of(package: dict[str, Any]) -> int | None:
     found = re.search(r"-cu(\d+)-libs$", package["package"])
     if found:
@@ -286,9 +283,9 @@ def main() -> int:
     builds = yaml.safe_load((DATA / "onnxruntime-gpu.yaml").read_text(encoding="utf-8"))["builds"]
     print("packages ...", file=sys.stderr)
     packages = derive_packages(session)
-    majors = _sonames_major(builds)
+    views = tensorrt_views(records_of(builds))  # the wheels' facts, as the planner and doctor read them
     for build in builds:  # the major a build links must agree with its record
-        linked = majors.get(build["ort_version"])
+        linked = linked_tensorrt_major(views, build["ort_version"])
         if linked is not None and build.get("tensorrt_version") and vtuple(build["tensorrt_version"])[0] != linked:
             print(
                 f"warning: {build['ort_version']} records TensorRT {build['tensorrt_version']}, links {linked}",

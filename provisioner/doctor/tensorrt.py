@@ -22,6 +22,7 @@ import re
 from typing import TYPE_CHECKING
 
 from provisioner.findings import Finding
+from provisioner.matrix.query import linked_tensorrt_major
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -135,11 +136,8 @@ def _linked_major(matrix: Matrix | None, ort_version: str | None) -> int | None:
     """The TensorRT major the release's TensorRT provider links (from the matrix)."""
     if matrix is None or not ort_version:
         return None
-    for provider in matrix.tensorrt_providers:
-        if provider.ort_version == ort_version:
-            for name in provider.needed or provider.named:
-                if name.startswith("libnvinfer.so."):
-                    return int(name.rsplit(".", 1)[1])
+    if (linked := linked_tensorrt_major(matrix.tensorrt_providers, ort_version)) is not None:
+        return linked
     build = next((b for b in matrix.builds if b.ort_version == ort_version and b.tensorrt_version), None)
     return int(build.tensorrt_version.split(".")[0]) if build and build.tensorrt_version else None
 

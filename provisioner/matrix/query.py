@@ -323,6 +323,17 @@ def _tensorrt_view(ort_version: str, platform: WheelPlatform) -> TensorRTProvide
     return TensorRTProvider(ort_version, platform.platform, file, source, needed, named)
 
 
+def linked_tensorrt_major(providers: Iterable[TensorRTProvider], ort_version: str) -> int | None:
+    """The TensorRT major a release's TensorRT provider links (or opens): its libnvinfer.so.N, from the wheels' facts
+    (`tensorrt_views`); None where no Linux wheel of the release was read."""
+    for provider in providers:
+        if provider.ort_version == ort_version:
+            for name in provider.needed or provider.named:
+                if name.startswith("libnvinfer.so."):
+                    return int(name.rsplit(".", 1)[1])
+    return None
+
+
 def tensorrt_provider(matrix: Matrix, ort_version: str, platform: str) -> TensorRTProvider | None:
     """What the release's wheel for `platform` holds of a TensorRT provider (None: not recorded)."""
     return next((p for p in matrix.tensorrt_providers if p.ort_version == ort_version and p.platform == platform), None)

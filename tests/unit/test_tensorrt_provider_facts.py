@@ -11,7 +11,7 @@ import zipfile
 import yaml
 
 from provisioner.matrix.load import load_matrix, shipped_dir
-from provisioner.matrix.query import tensorrt_opened_later, tensorrt_provider, tensorrt_views
+from provisioner.matrix.query import linked_tensorrt_major, tensorrt_opened_later, tensorrt_provider, tensorrt_views
 from provisioner.wheelfacts import provider_members, read_provider
 from provisioner.ziprange import BytesSource, central_directory
 from tests.support.binaries import elf_library
@@ -79,3 +79,15 @@ def test_what_the_planner_the_loader_hook_and_doctor_ask_comes_from_the_builds()
     old = tensorrt_provider(MATRIX, "1.14.0", "linux-x86_64")
     assert old is not None and old.needed == () and "libnvinfer.so.8" in old.named  # patchelf emptied DT_NEEDED
     assert {"libnvinfer_plugin.so.10", "libnvinfer.so.8"} <= set(tensorrt_opened_later(MATRIX))
+
+
+def test_the_tensorrt_major_a_release_links_is_read_from_its_wheels() -> None:
+    """One home for 'which TensorRT major does this release's provider link': the planner's matrix, doctor's
+    TensorRT reader and bin/derive_tensorrt.py's consistency check all ask linked_tensorrt_major."""
+    views = MATRIX.tensorrt_providers
+    for build in MATRIX.builds:
+        linked = linked_tensorrt_major(views, build.ort_version)
+        if linked is not None and build.tensorrt_version and build.index_url is None:
+            assert linked == int(build.tensorrt_version.split(".")[0]), build.ort_version
+    assert linked_tensorrt_major(views, "0.0.1") is None
+    assert any(linked_tensorrt_major(views, b.ort_version) for b in MATRIX.builds)
