@@ -642,21 +642,25 @@ class _Reader:
         self.add("loads", LoadError(filename, family, major_of(filename), line, needed_by))
 
     def errors(self, raw: str, line: str, lower: str) -> None:
-        if "named symbol not found" in lower and P.INIT_CALL.search(raw):  # CUDA error 500 at the runtime's first call
-            self.signal("driver-symbol-missing", line)
-        for name in P.CUDA_ERROR_NAME.findall(raw):
-            self.add("errors", Seen(self.known_error(name), line))
+        named = [self.known_error(name) for name in P.CUDA_ERROR_NAME.findall(raw)]
         for hit in P.CUDA_ERROR_NUMBER.finditer(raw):
             number = int(next(g for g in hit.groups() if g))
             if number in self.numbers:
-                self.add("errors", Seen(self.numbers[number], line))
+                named.append(self.numbers[number])
         for message, name in self.messages:
             if message in lower:
-                self.add("cublas" if name.startswith("CUBLAS_") else "errors", Seen(name, line))
+                if name.startswith("CUBLAS_"):
+                    self.add("cublas", Seen(name, line))
+                else:
+                    named.append(name)
+        for name in named:
+            self.add("errors", Seen(name, line))
+        if "cudaErrorSymbolNotFound" in named and P.INIT_CALL.search(raw):  # CUDA error 500 at the runtime's first call
+            self.signal("driver-symbol-missing", line)
         for hit in P.CUBLAS_ERROR.finditer(raw):
-            name = hit.group(2) or self.cublas_numbers.get(int(hit.group(1)))
-            if name:
-                self.add("cublas", Seen(name.upper(), line))
+            status = hit.group(2) or self.cublas_numbers.get(int(hit.group(1)))
+            if status:
+                self.add("cublas", Seen(status.upper(), line))
 
     def known_error(self, name: str) -> str:
         """A cudaError name as the matrix has it; one cut short (a truncated title: "cudaErrorNoK") is the one known
