@@ -12,6 +12,7 @@ import os
 import re
 import sys
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -200,15 +201,16 @@ def check_model(
     """GPU session vs CPU session on one model: provider order, agreement, timings, libraries touched."""
     gpu_name = verify_package.GPU_PROVIDERS[args.provider]
     check = new_check(result, label, model, [gpu_name, "CPUExecutionProvider"])
+    run = _ModelRun(ort, np, args, model, label, builtin, check, result)
     protocol.stage(f"session:{label}")
-    gpu = _gpu_session(ort, np, args, model, label, builtin, check, result)
+    gpu = _gpu_session(run)
     if gpu is None:
         return check
     _record_session(check, gpu, gpu_name)
     if not check["gpu_first"]:
         result["failures"].append(_fallback(check, args.provider, label))
     protocol.stage(f"cpu:{label}")
-    _against_the_cpu(ort, np, args, model, label, builtin, gpu, check, result)
+    _against_the_cpu(run, gpu)
     if builtin and check["gpu_first"]:
         expected = ("cudnn", "cublas") if args.provider == "cuda" else ()
         missing = [name for name in expected if name not in check["libraries_after"]]
@@ -226,25 +228,32 @@ def _record_session(check: dict[str, Any], run: dict, gpu_name: str) -> None:
     check["libraries_after"] = sorted({lib["library"] for lib in verify_libraries.loaded_libraries()})
 
 
-def _gpu_session(
-    ort: Any,
-    np: Any,
-    args: argparse.Namespace,
-    model: str,
-    label: str,
-    builtin: bool,
-    check: dict[str, Any],
-    result: dict[str, Any],
-) -> dict | None:
+@dataclass(frozen=True)
+class _ModelRun:
+    """One model's check as its steps share it: onnxruntime and numpy, the child's arguments, the model, its label,
+    whether it is the built-in one, and where its record and the report's failures go."""
+
+    ort: Any
+    np: Any
+    args: argparse.Namespace
+    model: str
+    label: str
+    builtin: bool
+    check: dict[str, Any]
+    result: dict[str, Any]
+
+
+def _gpu_session(run: _ModelRun) -> dict | None:
     """The GPU session (`timed_session`), with TF32 off where the provider takes the option; None when it failed
     (the failure is in the report, with cuDNN named when the CUDA provider loaded without it)."""
+    args, check, result, label = run.args, run.check, run.result, run.label
     for tf32_off in (True, False):
         try:
             gpu = timed_session(
-                ort,
-                model,
+                run.ort,
+                run.model,
                 gpu_provider_list(args.provider, args.device_id, tf32_off, args.engine_cache),
-                lambda session: make_inputs(session, args.dims, np, result, label),
+                lambda session: make_inputs(session, args.dims, run.np, result, label),
                 args.runs,
                 args.budget,
             )
@@ -255,7 +264,7 @@ def _gpu_session(
             loaded = {lib["library"] for lib in verify_libraries.loaded_libraries()}
             check["libraries_after"] = sorted(loaded)
             failure = {"kind": "session-failed", "message": f"{label}: {check['error']}"}
-            if builtin and args.provider == "cuda" and "cublas" in loaded and "cudnn" not in loaded:
+            if run.builtin and args.provider == "cuda" and "cublas" in loaded and "cudnn" not in loaded:
                 # the CUDA provider itself loaded (cuBLAS is linked), but cuDNN never did: the Conv could not get it
                 failure["library"] = "cudnn"
                 failure["message"] += " (cuDNN was never loaded into the process)"
@@ -287,29 +296,22 @@ def _fallback(check: dict[str, Any], provider: str, label: str) -> dict[str, Any
     }
 
 
-def _against_the_cpu(
-    ort: Any,
-    np: Any,
-    args: argparse.Namespace,
-    model: str,
-    label: str,
-    builtin: bool,
-    gpu: dict,
-    check: dict[str, Any],
-    result: dict[str, Any],
-) -> None:
+def _against_the_cpu(run: _ModelRun, gpu: dict) -> None:
     """The same inputs through a CPU session: its timing and the outputs compared (a difference fails the built-in
     check; for the user's model it is a warning). A CPU session that fails is a warning."""
+    args, check, result, label = run.args, run.check, run.result, run.label
     try:
-        cpu = timed_session(ort, model, ["CPUExecutionProvider"], lambda s: gpu["feeds"], args.runs, args.budget)
+        cpu = timed_session(
+            run.ort, run.model, ["CPUExecutionProvider"], lambda s: gpu["feeds"], args.runs, args.budget
+        )
         check["cpu"] = cpu["timing"]
-        check["comparison"] = compare_outputs(gpu["outputs"], cpu["outputs"], check.get("tf32_off", False), np)
+        check["comparison"] = compare_outputs(gpu["outputs"], cpu["outputs"], check.get("tf32_off", False), run.np)
         if check["gpu_first"] and not check["comparison"]["agrees"]:
             message = (
                 f"{label}: GPU and CPU results differ (max relative {check['comparison']['max_rel_diff']:.3g}"
                 f" > {check['comparison']['tolerance']:.3g})"
             )
-            if builtin:
+            if run.builtin:
                 result["failures"].append({"kind": "results-differ", "message": message})
             else:
                 result["warnings"].append(message)
