@@ -107,6 +107,7 @@ def check_matrix(matrix: Matrix, files: dict[str, str] = PART_FILES) -> list[Pro
     problems += _check_errors(matrix, files["cuda"])
     problems += _check_gpus(matrix, files.get("gpus", "gpus.yaml"))
     problems += _check_architectures(matrix, files["cuda"])
+    problems += _check_windows_branches(matrix, files["cuda"])
     problems += _check_files(matrix, files.get("files", "wheel-files.yaml"))
     return problems
 
@@ -430,6 +431,21 @@ def _check_gpus(matrix: Matrix, file: str) -> list[Problem]:
         for name in (gpu.name, *gpu.aliases):
             if not gpu_key(name):
                 problems.append(Problem(file, entry, f"{name!r} names no model (only vendor words or sizes)"))
+    return problems
+
+
+def _check_windows_branches(matrix: Matrix, file: str) -> list[Problem]:
+    """Windows driver branches: each once, a branch like "580", a first Windows driver at or after that number."""
+    problems = _duplicates(matrix.windows_driver_branches, lambda b: b.branch, file, "windows_driver_branches")
+    for i, row in enumerate(matrix.windows_driver_branches):
+        entry = f"windows_driver_branches[{i}] (R{row.branch})"
+        problems += _sources(file, entry, row.sources)
+        if not re.fullmatch(r"\d{3}", row.branch):
+            problems.append(Problem(file, entry, f"branch {row.branch!r} is not a driver branch like '580'"))
+        elif not re.fullmatch(r"\d{3}\.\d+(\.\d+)?", row.first_windows) or int(row.first_windows[:3]) < int(row.branch):
+            problems.append(
+                Problem(file, entry, f"first_windows {row.first_windows!r} is not a driver of R{row.branch} or later")
+            )
     return problems
 
 

@@ -34,6 +34,7 @@ from provisioner.matrix.model import (
     TensorRTRelease,
     WheelFiles,
     WheelPlatform,
+    WindowsDriverBranch,
 )
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms to import; `ortprov plan` starts without it
@@ -43,9 +44,9 @@ if TYPE_CHECKING:
     from provisioner.matrix.check import Problem
 
 SHIPPED_COMPILED = "compiled.json"  # next to the shipped YAML, written by compile_directory()
-_COMPILED_FORMAT = 6  # 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files;
+_COMPILED_FORMAT = 7  # 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files;
 # 5: TensorRT providers derived from the builds' wheel facts (ProviderLibrary.opens), not read from tensorrt.yaml;
-# 6: gpu_architectures (cuda.yaml), ProviderLibrary.preloads
+# 6: gpu_architectures (cuda.yaml), ProviderLibrary.preloads; 7: windows_driver_branches (cuda.yaml)
 _MEMO: dict[tuple[str, str, bool], Matrix] = {}
 _DATE_LINE = re.compile(r"^date:\s*['\"]?(\d{4}-\d{2}-\d{2})['\"]?\s*$", re.MULTILINE)
 
@@ -186,6 +187,7 @@ def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
         cuda_errors=tuple(parts["cuda.yaml:errors"]),
         gpu_models=tuple(parts["gpus.yaml:gpus"]),
         gpu_architectures=tuple(parts["cuda.yaml:architectures"]),
+        windows_driver_branches=tuple(parts["cuda.yaml:windows_driver_branches"]),
         wheel_files=tuple(parts["wheel-files.yaml:files"]),
         origin=origin,
     )
@@ -332,6 +334,7 @@ def _matrix_from_plain(data: dict[str, Any]) -> Matrix:
         cuda_errors=tuple(_record(CudaError, e) for e in data["cuda_errors"]),
         gpu_models=tuple(_record(GpuModel, g) for g in data.get("gpu_models", ())),
         gpu_architectures=tuple(_record(GpuArchitecture, a) for a in data.get("gpu_architectures", ())),
+        windows_driver_branches=tuple(_record(WindowsDriverBranch, b) for b in data.get("windows_driver_branches", ())),
         wheel_files=tuple(_record(WheelFiles, f) for f in data.get("wheel_files", ())),
         origin=data.get("origin", "shipped"),
         notices=tuple(data.get("notices", ())),

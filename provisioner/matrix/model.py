@@ -257,6 +257,19 @@ class GpuArchitecture:
 
 
 @dataclass(frozen=True)
+class WindowsDriverBranch:
+    """The first Windows driver of a branch where NVIDIA's CUDA table gives none (its Windows column reads N/A).
+
+    NVIDIA numbers Windows drivers apart from Linux: a branch's Windows releases start at or after its number and
+    run past it (R535: 536.25 ... 537.13; R580: 580.88 ... 581.xx), so a Windows version's first number is no branch.
+    """
+
+    branch: str  # "580"
+    first_windows: str  # "580.88"
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Matrix:
     """All the knowledge, loaded and validated."""
 
@@ -273,6 +286,7 @@ class Matrix:
     cuda_errors: tuple[CudaError, ...] = ()
     gpu_models: tuple[GpuModel, ...] = ()
     gpu_architectures: tuple[GpuArchitecture, ...] = ()
+    windows_driver_branches: tuple[WindowsDriverBranch, ...] = ()
     wheel_files: tuple[WheelFiles, ...] = ()
     origin: str = "shipped"  # shipped | a cache path
     notices: tuple[str, ...] = ()  # why a cached copy was not used, for the CLI to show
@@ -286,6 +300,7 @@ FILES: dict[str, tuple[tuple[str, type], ...]] = {
         ("majors", CudaMajor),
         ("errors", CudaError),
         ("architectures", GpuArchitecture),
+        ("windows_driver_branches", WindowsDriverBranch),
     ),
     "nvidia-wheels.yaml": (("wheels", LibraryWheel),),
     "tensorrt.yaml": (("releases", TensorRTRelease), ("packages", TensorRTPackage)),
@@ -294,7 +309,12 @@ FILES: dict[str, tuple[tuple[str, type], ...]] = {
 }
 FILE_NAMES = tuple(FILES)
 OPTIONAL_SECTIONS = frozenset(
-    {("cuda.yaml", "errors"), ("cuda.yaml", "architectures"), ("tensorrt.yaml", "packages")}
+    {
+        ("cuda.yaml", "errors"),
+        ("cuda.yaml", "architectures"),
+        ("cuda.yaml", "windows_driver_branches"),
+        ("tensorrt.yaml", "packages"),
+    }
 )  # added later: a copy written before may lack it (tensorrt.yaml's former `providers` is read from the builds)
 OPTIONAL_FILES = frozenset({"gpus.yaml", "wheel-files.yaml"})  # added later: a copy written before may lack them
 REQUIRED_FILE_NAMES = tuple(name for name in FILE_NAMES if name not in OPTIONAL_FILES)

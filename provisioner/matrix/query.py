@@ -126,10 +126,62 @@ def cuda_releases_for_major(matrix: Matrix, number: int) -> tuple[CudaRelease, .
 
 
 def newest_cuda_for_driver(matrix: Matrix, driver: str, windows: bool = False) -> CudaRelease | None:
-    """The newest CUDA release whose driver floor (Windows' where it has one) the driver meets."""
-    floors = [(r, (r.min_driver_windows if windows else None) or r.min_driver_linux) for r in matrix.cuda_releases]
+    """The newest CUDA release whose driver floor (on Windows: `windows_driver_floor`) the driver meets."""
+    floors = [(r, windows_driver_floor(matrix, r) if windows else r.min_driver_linux) for r in matrix.cuda_releases]
     met = [r for r, floor in floors if floor is not None and driver_at_least(driver, floor)]
     return max(met, key=lambda r: vtuple(r.version)) if met else None
+
+
+def windows_driver_floor(matrix: Matrix, release: CudaRelease) -> str | None:
+    """The first Windows driver that supports `release`: NVIDIA's table's Windows column; where it reads N/A, the
+    first Windows driver of the branch its Linux floor belongs to (cuda.yaml `windows_driver_branches`); else the
+    Linux floor itself, a lower bound (a branch's Windows numbers start at or after the branch's number)."""
+    if release.min_driver_windows:
+        return release.min_driver_windows
+    if not release.min_driver_linux:
+        return None
+    branch = str(vtuple(release.min_driver_linux)[0])
+    known = next((b.first_windows for b in matrix.windows_driver_branches if b.branch == branch), None)
+    return known or release.min_driver_linux
+
+
+def driver_branch(matrix: Matrix, version: str, windows: bool = False) -> int | None:
+    """The branch a driver version belongs to. Linux numbers a driver by its branch (535.104.05 is R535). Windows
+    numbers its own (R535: 536.25 ... 539.41; R580: 580.88 ... 582.53): a Windows version belongs to the newest
+    branch whose first Windows driver it is not older than (`windows_branch_starts`). None: not a driver version."""
+    number = vtuple(version) if version else ()
+    if not number or number[0] < 100:
+        return None
+    if not windows:
+        return number[0]
+    started = [branch for branch, first in windows_branch_starts(matrix) if _padded_at_least(number, first)]
+    return max(started) if started else number[0]
+
+
+def windows_branch_starts(matrix: Matrix) -> list[tuple[int, tuple[int, ...]]]:
+    """(branch, its first Windows driver) for every branch the matrix knows: from the CUDA releases' Linux and
+    Windows floors (a Linux floor names the branch), from `windows_driver_branches`, and for a branch known only
+    by its Linux number (or an architecture's last branch) the branch number itself, a lower bound."""
+    starts: dict[int, tuple[int, ...]] = {}
+    for release in matrix.cuda_releases:
+        if release.min_driver_linux:
+            branch = vtuple(release.min_driver_linux)[0]
+            floor = vtuple(windows_driver_floor(matrix, release) or release.min_driver_linux)
+            starts[branch] = min(starts.get(branch, floor), floor)
+    for known in matrix.windows_driver_branches:
+        starts[int(known.branch)] = vtuple(known.first_windows)
+    for arch in matrix.gpu_architectures:
+        if arch.last_driver_branch:
+            starts.setdefault(int(arch.last_driver_branch), (int(arch.last_driver_branch),))
+    return sorted(starts.items())
+
+
+def _padded_at_least(version: tuple[int, ...], floor: tuple[int, ...]) -> bool:
+    """A Windows version reaches a branch's first driver; a bare number ("581") stands for its whole series."""
+    if len(version) == 1:
+        return version[0] >= floor[0]
+    width = max(len(version), len(floor))
+    return version + (0,) * (width - len(version)) >= floor + (0,) * (width - len(floor))
 
 
 def first_cuda_release_for_cc(matrix: Matrix, cc: str) -> CudaRelease | None:
@@ -168,7 +220,7 @@ def driver_gpu_gap(
     first = first_cuda_release_for_cc(matrix, cc)
     oldest = min((r for r in matrix.cuda_releases), key=lambda r: vtuple(r.version), default=None)
     if first is not None and first is not oldest and driver_cuda is not None:
-        floor = (first.min_driver_windows if windows else None) or first.min_driver_linux
+        floor = windows_driver_floor(matrix, first) if windows else first.min_driver_linux
         if floor and vtuple(driver_cuda)[:2] < vtuple(first.version)[:2]:
             needed = f"a driver >= {floor} (CUDA {first.version})"
             return DriverGpuGap(
@@ -190,21 +242,19 @@ def driver_gpu_gap(
 
 
 def _driver_branch(matrix: Matrix, version: str | None, cuda: str | None, windows: bool) -> int | None:
-    """The driver's branch (535 for 535.104.05); from the CUDA version it reports, the lowest branch that reports
-    it; None when neither says (a "12.2" given as a driver version names no branch)."""
-    if version and vtuple(version) and vtuple(version)[0] >= 100:
-        return vtuple(version)[0]
+    """The driver's branch (`driver_branch`: 580 for Linux 580.65.06 and for Windows 581.57); from the CUDA version
+    it reports, the branch of the newest CUDA release it reaches; None when neither says (a "12.2" given as a driver
+    version names no branch)."""
+    branch = driver_branch(matrix, version, windows) if version else None
+    if branch is not None:
+        return branch
     if not cuda:
         return None
-    floors = [
-        (r, (r.min_driver_windows if windows else None) or r.min_driver_linux)
-        for r in matrix.cuda_releases
-        if vtuple(r.version)[:2] <= vtuple(cuda)[:2]
-    ]
-    known = [(r, f) for r, f in floors if f]
+    floors = [r.min_driver_linux for r in matrix.cuda_releases if vtuple(r.version)[:2] <= vtuple(cuda)[:2]]
+    known = [f for f in floors if f]
     if not known:
         return None
-    return vtuple(max(known, key=lambda pair: vtuple(pair[0].version))[1])[0]
+    return vtuple(max(known, key=vtuple))[0]
 
 
 def cuda_images(matrix: Matrix, cuda_version: str, cudnn: str | None) -> tuple[DockerImage, ...]:

@@ -13,6 +13,7 @@ from provisioner.matrix.query import (
     python_versions_with_wheels,
     recorded_wheels,
     wheel_files,
+    windows_driver_floor,
 )
 from provisioner.planner.common import (
     Existing,
@@ -141,11 +142,12 @@ def _python_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix,
 
 
 def _driver_floors(
-    release: CudaRelease, major_record: CudaMajor | None, windows: bool
+    matrix: Matrix, release: CudaRelease, major_record: CudaMajor | None, windows: bool
 ) -> tuple[str | None, str | None]:
-    """(full-support floor, minor-version-compatibility floor) for the host's OS."""
+    """(full-support floor, minor-version-compatibility floor) for the host's OS (Windows numbers its drivers
+    apart: `windows_driver_floor`)."""
     if windows:
-        full = release.min_driver_windows
+        full = windows_driver_floor(matrix, release)
         compat = major_record.minor_compat_driver_windows if major_record else None
     else:
         full = release.min_driver_linux
@@ -164,7 +166,7 @@ def _driver_problems(
     reasons: list[str],
 ) -> list[str]:
     driver = host.driver
-    full, compat = _driver_floors(release, major_record, host.platform.os == "windows")
+    full, compat = _driver_floors(matrix, release, major_record, host.platform.os == "windows")
     needed = compat or full
     label = short_label(build)
     if not driver.present or not (driver.version or driver.cuda_version):
