@@ -8,6 +8,7 @@ forbidden, an unknown context: its own first line of stderr) or does not answer 
 
 from __future__ import annotations
 
+import re
 import shutil
 
 from provisioner.childproc import run, stderr_gist
@@ -15,6 +16,9 @@ from provisioner.errors import BadInput
 
 TIMEOUT = 60.0  # seconds for the whole `kubectl get`
 REQUEST_TIMEOUT = "30s"  # kubectl's own limit on each request to the API server
+# klog's line header (`E1207 13:35:47.214097   18514 memcache.go:265] ...`): kubectl's log lines, which come before
+# the sentence it ends with ("The connection to the server 127.0.0.1:6443 was refused - did you specify ...")
+_KLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] ")
 
 
 def kubectl_argv(context: str | None = None, kubectl: str = "kubectl") -> list[str]:
@@ -48,7 +52,10 @@ def cluster_nodes(context: str | None = None, timeout: float = TIMEOUT) -> str:
             hint="check the cluster with `kubectl get nodes`",
         )
     if ended.returncode != 0:
-        gist = stderr_gist(ended.stderr) or f"kubectl exited with {ended.signal or ended.returncode}"
+        said = [line for line in ended.stderr.splitlines() if line.strip() and not _KLOG.match(line)]
+        gist = (
+            stderr_gist(said[-1] if said else ended.stderr) or f"kubectl exited with {ended.signal or ended.returncode}"
+        )
         raise BadInput(
             f"the cluster is unreachable through kubectl ({where}): {gist}",
             hint="check it with `kubectl get nodes`" + ("" if context else "; pick a cluster with --kube-context"),
