@@ -289,3 +289,13 @@ def test_the_tally_keeps_a_few_names_per_group_not_every_node() -> None:
     group = next(iter(tally.groups.values()))
     assert group.count == 500 and group.names == ["h-0", "h-1", "h-2"]
     assert list(tally.skipped_count.values()) == [500] and len(next(iter(tally.skipped.values()))) == 3
+
+
+def test_a_gpu_whose_architecture_a_later_branch_dropped_is_kept_below_that_branch(matrix) -> None:  # noqa: ANN001
+    p100 = T4.__class__("Tesla P100-PCIE-16GB", "6.0", 16384)  # Pascal: R580 is its last branch (matrices/cuda.yaml)
+    cluster = plan_cluster(_tally([gpu_node("p-0", p100, "535.183.01")]), matrix, Request(), PYTHON, source="x")
+    if cluster.classes[0].plan is None:
+        pytest.skip(f"no build for Pascal in this matrix: {cluster.classes[0].why}")
+    affinity = node_affinity(cluster.classes[0].groups, matrix)
+    assert affinity_admits(affinity, _labels(gpu_node("p-1", p100, "580.95.05")))
+    assert not affinity_admits(affinity, _labels(gpu_node("p-2", p100, "590.44.01")))

@@ -127,6 +127,23 @@ def test_one_image_for_classes_one_build_runs_on(tmp_path: Path) -> None:
         "plan", "--kube-nodes", str(path), "--python", "3.12", "--one-image", "--format", "dockerfile"
     )
     assert dockerfile.returncode == 0 and f"=={one['plan']['ort_version']}" in dockerfile.stdout
+    out = tmp_path / "one"
+    written = run_ortprov(
+        "plan",
+        "--kube-nodes",
+        str(path),
+        "--python",
+        "3.12",
+        "--one-image",
+        "-f",
+        "dockerfile",
+        "--output-dir",
+        str(out),
+    )
+    assert written.returncode == 0, written.stderr
+    assert (
+        os.listdir(out) == ["Dockerfile.one-image"] and (out / "Dockerfile.one-image").read_text() == dockerfile.stdout
+    )
     kube = run_ortprov("plan", "--kube-nodes", str(path), "--python", "3.12", "--one-image", "--format", "kubernetes")
     assert [d["affinity"] for d in yaml.safe_load_all(kube.stdout)] == [one["affinity"]]
 
