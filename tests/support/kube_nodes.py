@@ -21,6 +21,7 @@ Where each part comes from (NVIDIA/k8s-device-plugin at 1b826acc6af3079d8923bac3
 from __future__ import annotations
 
 import json
+import zlib
 from dataclasses import dataclass
 
 DRIVER_CUDA = {"470": "11.4", "535": "12.2", "570": "12.8", "575": "12.9", "580": "13.0", "590": "13.1"}
@@ -133,7 +134,7 @@ def node(name: str, labels: dict, *, arch: str = "amd64", gpus: int = 0, instanc
         "kind": "Node",
         "metadata": {
             "name": name,
-            "uid": f"00000000-0000-4000-8000-{abs(hash(name)) % 10**12:012d}",
+            "uid": f"00000000-0000-4000-8000-{zlib.crc32(name.encode()):012d}",
             "resourceVersion": "1234",
             "creationTimestamp": "2026-12-01T10:00:00Z",
             "labels": base | labels,
