@@ -24,6 +24,7 @@ from provisioner.validate import json_value, utf8_text
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms to import; loading the matrix reads its files here
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any, BinaryIO
 
     from provisioner.facts import HostFacts
@@ -36,6 +37,8 @@ PLAN_FILE_LIMIT = 8 * MIB  # a plan is a few KB
 SHAPES_FILE_LIMIT = 8 * MIB  # a few thousand runs
 MATRIX_FILE_LIMIT = 64 * MIB  # the shipped YAML is a few hundred KB
 STREAM_LIMIT = 1024 * MIB  # bytes of a log read from stdin before it is cut off
+NODELIST_LIMIT = 1024 * MIB  # `kubectl get nodes -o json`: ~6 KB a node, 5,000 nodes ~30 MB
+CHUNK = 1 * MIB  # what user_chunks reads at a time
 _BINARY_PROBE = 64 * 1024  # bytes of a log looked at for NUL bytes
 
 
@@ -176,6 +179,56 @@ def _stdin_text(what: str, limit: int, hint: str | None) -> str:
         return utf8_text(data)
     except ValueError as exc:
         raise BadInput(f"{what} on stdin {exc}", hint=hint) from None
+
+
+def user_chunks(path: str | Path, what: str, limit: int, hint: str | None = None) -> Iterator[str]:
+    """A file a user named (or stdin for `-`), as UTF-8 text in chunks of about CHUNK bytes, for a document too
+    large to hold whole (a cluster's NodeList); BadInput naming it as soon as it is unreadable, larger than
+    `limit` or not UTF-8. The checks of the file come before the first chunk."""
+    import codecs
+
+    if str(path) == "-":
+        stream = sys.stdin.buffer if sys.stdin is not None and not sys.stdin.closed else None
+        if stream is None or sys.stdin.isatty():
+            state = "closed" if stream is None else "a terminal"
+            raise BadInput(f"{what} - reads stdin, but stdin is {state}", hint=f"pipe it in, or pass a file; {hint}")
+        handle: BinaryIO = stream
+        name = f"{what} on stdin"
+    else:
+        try:
+            handle = os.fdopen(_open(path), "rb")
+        except Unreadable as exc:
+            raise BadInput(f"{what} {shown(path)} {exc.reason}", hint=hint) from None
+        name = f"{what} {shown(path)}"
+    return _chunks(handle, name, limit, hint, codecs.getincrementaldecoder("utf-8-sig")(errors="strict"))
+
+
+def _chunks(handle: BinaryIO, name: str, limit: int, hint: str | None, decoder: Any) -> Iterator[str]:
+    total = 0
+    try:
+        while True:
+            try:
+                data = handle.read(CHUNK)
+            except OSError as exc:
+                raise BadInput(f"{name} cannot be read: {exc.strerror or exc}", hint=hint) from None
+            total += len(data)
+            if total > limit:
+                raise BadInput(f"{name} is larger than {_size(limit)}: not what ortprov reads there", hint=hint)
+            try:
+                text = decoder.decode(data, final=not data)
+            except UnicodeDecodeError as exc:
+                raise BadInput(
+                    f"{name} is not UTF-8 text (near byte {total - len(data) + exc.start})", hint=hint
+                ) from None
+            if text:
+                yield text
+            if not data:
+                if total == 0:
+                    raise BadInput(f"{name} is empty", hint=hint)
+                return
+    finally:
+        if handle is not getattr(sys.stdin, "buffer", None):
+            handle.close()
 
 
 def user_json(path: str | Path, what: str, limit: int, hint: str | None = None) -> Any:

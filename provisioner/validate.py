@@ -115,6 +115,12 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"holds {name}, which is not JSON")
 
 
+def json_decoder() -> json.JSONDecoder:
+    """A decoder held to the same limits on integers and constants (ValueError), for a document read a value at
+    a time (`JSONDecoder.raw_decode`: a NodeList's nodes, provisioner/cluster/nodelist.py)."""
+    return json.JSONDecoder(parse_int=_json_int, parse_constant=_no_constant)
+
+
 __all__ = [
     "MAX_DIGITS",
     "MAX_JSON_DEPTH",
@@ -123,6 +129,7 @@ __all__ = [
     "ascii_digits",
     "duration",
     "json_depth",
+    "json_decoder",
     "json_value",
     "utf8_text",
     "whole_number",

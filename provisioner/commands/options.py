@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from provisioner.render.output import Result
 
 CUDA_LIBRARY_SOURCES = ("wheels", "system")
-PLAN_FORMATS = ("text", "json", *RECIPE_FORMATS)  # text and json: the plan itself; the others: a recipe
+CLUSTER_FORMATS = ("kubernetes",)  # a cluster's plans only (--kube-nodes, --kube): each class's node affinity
+PLAN_FORMATS = ("text", "json", *RECIPE_FORMATS, *CLUSTER_FORMATS)  # text and json: the plan; the others: recipes
 PROVIDERS = ("cuda", "tensorrt")
 INSTALLERS = ("auto", "uv", "pip", "conda")
 INDEX_SCHEMES = ("http", "https", "file")  # what pip and uv take as an index URL
@@ -237,6 +238,41 @@ OPTIONS: dict[str, Declared] = {
         checks.one_of(PLAN_FORMATS, "unknown format {!r}"),
     ),
     "hashes": Declared(("--hashes",), bool, False, "requirements: pin sha256 digests read from the index."),
+    # plan: a Kubernetes cluster (docs/cluster.md)
+    "kube_nodes": Declared(
+        ("--kube-nodes",),
+        str | None,
+        None,
+        "Plan a Kubernetes cluster from its nodes' GPU Feature Discovery labels: the NodeList `kubectl get nodes "
+        "-o json` prints (- reads stdin). One plan per class of nodes.",
+        "FILE|-",
+        checks.not_empty("--kube-nodes", "file"),
+    ),
+    "kube": Declared(
+        ("--kube",), bool, False, "Plan the live cluster: ortprov runs `kubectl get nodes -o json` (current context)."
+    ),
+    "kube_context": Declared(
+        ("--kube-context",),
+        str | None,
+        None,
+        "The kubeconfig context kubectl reads the cluster from (implies --kube).",
+        "NAME",
+        checks.not_empty("--kube-context", "context"),
+    ),
+    "one_image": Declared(
+        ("--one-image",),
+        bool,
+        False,
+        "With a cluster: one plan that runs on every class of nodes, or the class that blocks it.",
+    ),
+    "output_dir": Declared(
+        ("--output-dir",),
+        str | None,
+        None,
+        "With a cluster and --format dockerfile: write one Dockerfile per class here (Dockerfile.CLASS; created).",
+        "DIR",
+        checks.path("--output-dir", "folder", checks.creatable_folder("--output-dir")),
+    ),
     "base": Declared(
         ("--base",),
         str,
@@ -498,6 +534,7 @@ def asks_for_json(args: list[str]) -> bool:
 
 
 __all__ = [
+    "CLUSTER_FORMATS",
     "CUDA_LIBRARY_SOURCES",
     "EVERY_COMMAND",
     "INDEX_SCHEMES",

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from provisioner.commands.options import PLAN_FORMATS, PLANNING_HELP, PlanningOptions, command
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import typer
 
     from provisioner.render.output import Result
@@ -20,6 +22,10 @@ conflicting onnxruntime flavours removed first.
 
 {PLANNING_HELP}
 
+A Kubernetes cluster is planned from its nodes' GPU Feature Discovery labels (--kube-nodes: the NodeList of
+`kubectl get nodes -o json`; --kube: the live cluster, through kubectl; docs/cluster.md): one plan per class of
+nodes, each class's node affinity (--format kubernetes) and Dockerfile; --one-image: one plan for every class.
+
 Examples:
 
 \b
@@ -28,6 +34,10 @@ Examples:
   ortprov plan --driver 535.104 --gpu-cc 8.0 --python 3.11 --json
   ortprov plan --host a.json --host b.json -v    # one plan for both
   ortprov plan --ort 1.20 --cuda 12 --format requirements --hashes
+  ortprov plan --kube-nodes nodes.json --python 3.12
+  ortprov plan --kube-nodes nodes.json --format kubernetes
+  ortprov plan --kube-nodes nodes.json -f dockerfile --output-dir img/
+  ortprov plan --kube --kube-context prod --one-image
 
 Exit codes: 0 a plan, 2 bad input, 3 no compatible build (the reasons are listed), or a host with no NVIDIA
 driver (the hint shows how to plan for the GPU machine; --driver none plans without one)."""
@@ -49,12 +59,29 @@ def register(app: typer.Typer) -> None:
     app.command("dockerfile", help=DOCKERFILE_HELP)(command(dockerfile))
 
 
-def plan(planning: PlanningOptions, fmt: str, json_output: bool, hashes: bool, base: str, verbose: bool) -> Result:
-    """Pick the onnxruntime-gpu build for a host and say why."""
+def plan(
+    planning: PlanningOptions,
+    fmt: str,
+    json_output: bool,
+    hashes: bool,
+    base: str,
+    kube_nodes: str | None,
+    kube: bool,
+    kube_context: str | None,
+    one_image: bool,
+    output_dir: Path | None,
+    verbose: bool,
+) -> Result:
+    """Pick the onnxruntime-gpu build for a host (or a cluster's classes of nodes) and say why."""
+    from provisioner.commands.cluster import ClusterOptions, check_cluster_flags, plan_cluster_command
     from provisioner.errors import BadInput
 
     if json_output and fmt not in ("text", "json"):
         raise BadInput(f"--json and --format {fmt} exclude each other", hint="keep one of them")
+    cluster = ClusterOptions(kube_nodes, kube, kube_context, one_image, output_dir)
+    check_cluster_flags(cluster, planning, fmt, hashes)
+    if cluster.wanted:
+        return plan_cluster_command(cluster, planning, "json" if json_output else fmt, base, verbose)
     if hashes and fmt != "requirements":
         raise BadInput("--hashes applies to --format requirements", hint="add --format requirements")
     return planned(planning, "json" if json_output else fmt, hashes=hashes, base=base, verbose=verbose)

@@ -216,19 +216,22 @@ def _local_platform() -> PlatformInfo:
     return read_platform()
 
 
+def described_python(options: PlanningOptions) -> PythonInfo:
+    """The Python a described host (or a cluster's image) has: --python X.Y, else this interpreter's version."""
+    if options.python_version:
+        return _python_info(options.python_version)
+    info = sys.version_info
+    free = "t" if not getattr(sys, "_is_gil_enabled", lambda: True)() else ""
+    return _python_info(f"{info.major}.{info.minor}{free}")
+
+
 def _described_host(options: PlanningOptions) -> HostFacts:
     """A host made from flags alone: nothing installed, nothing probed."""
     platform = _platform_info(options.platform) if options.platform else _local_platform()
-    if options.python_version:
-        python = _python_info(options.python_version)
-    else:
-        info = sys.version_info
-        free = "t" if not getattr(sys, "_is_gil_enabled", lambda: True)() else ""
-        python = _python_info(f"{info.major}.{info.minor}{free}")
     return HostFacts(
         platform=platform,
         driver=_driver_info(options.driver or "none"),
-        python=python,
+        python=described_python(options),
         gpus=_gpus(options.gpu_cc or "none"),
         label="described by flags",
         captured_by="flags",
@@ -239,6 +242,7 @@ __all__ = [
     "matrix_in_use",
     "request_from",
     "describes_machine",
+    "described_python",
     "resolve_hosts",
     "apply_overrides",
     "plan_for",

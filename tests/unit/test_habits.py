@@ -69,7 +69,7 @@ def test_install_completion_refuses_a_shell_it_cannot_serve_and_writes_nothing(t
 @pytest.mark.parametrize(
     ("words", "values"),
     [
-        ("ortprov plan --format ", ["text", "json", "pip", "uv", "requirements", "conda", "dockerfile"]),
+        ("ortprov plan --format ", ["text", "json", "pip", "uv", "requirements", "conda", "dockerfile", "kubernetes"]),
         ("ortprov plan --format d", ["dockerfile"]),
         ("ortprov apply --installer ", ["auto", "uv", "pip", "conda"]),
         ("ortprov dockerfile --base ", ["slim", "cuda"]),

@@ -42,6 +42,7 @@ CORE = (
     "provisioner.verify.report",  # VerifyReport: the verify child's report, data like HostFacts
     "provisioner.installer.events",  # what apply tells and returns: data, rendered by render/apply.py
     "provisioner.tune",  # the tune's data and reasoning; its runner and child are edges (below)
+    "provisioner.cluster",  # a Kubernetes cluster's nodes to classes and plans; kubectl.py is an edge (below)
 )
 EDGES = (
     "provisioner.probe",
@@ -57,6 +58,7 @@ EDGES = (
     "provisioner.userfiles",
     "provisioner.tune.measure",
     "provisioner.tune.child",
+    "provisioner.cluster.kubectl",
 )
 RENDER = ("provisioner.render",)
 CLI = ("provisioner.cli", "provisioner.commands", "provisioner.__main__")
