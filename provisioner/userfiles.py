@@ -209,11 +209,18 @@ def read_plan_file(path: str | Path) -> Plan:
     if isinstance(data, dict) and "error" in data and "steps" not in data:
         raise BadInput(f"plan file {shown(path)} holds an error, not a plan: {data['error']}", hint=_PLAN_HINT)
     try:
-        return Plan.from_dict(data)
+        plan = Plan.from_dict(data)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         raise BadInput(
             f"plan file {shown(path)} is malformed: {exc}", hint="re-create it with `ortprov plan --json`"
         ) from None
+    from provisioner.render.recipe_parts import validate_plan
+
+    try:  # refused on load, whatever prints or runs it later (text, --json, a recipe, apply)
+        validate_plan(plan)
+    except BadInput as exc:
+        raise BadInput(f"plan file {shown(path)}: {exc.message}", hint=_PLAN_HINT) from None
+    return plan
 
 
 def read_shapes_file(path: str | Path) -> tuple[Feed, ...]:

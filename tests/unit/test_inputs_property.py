@@ -210,3 +210,63 @@ def test_any_bytes_as_a_host_file_are_refused_in_one_line(
     file.write_bytes(data)
     code, _, stderr = run_in_process("plan", "--host", str(file))
     assert_one_error(code, stderr, True, f"plan --host ({data[:60]!r})")
+
+
+# -- plan files: any text at any string of a step (issue 37: a plan's text output crashed where --json printed it)
+
+PLAN_TEXT = st.one_of(
+    TEXT,
+    st.sampled_from(["onnxruntime-gpu==1.31.1; rm -rf x", "x==1 y", "x==1\n--index-url http://e/", "-e .", "x @ y"]),
+)
+
+
+def plan_strings(document: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """The paths of every string a step of a saved plan holds (packages, URLs, names, environment)."""
+    return [path for path, value in leaves(document) if path[:1] == ("steps",) and isinstance(value, str)]
+
+
+@pytest.fixture(scope="module")
+def saved_plan(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    code, stdout, stderr = run_in_process("plan", "--json", "--driver", "580", "--gpu-cc", "9.0", "--python", "3.11")
+    assert code == 0, stderr
+    document: dict[str, Any] = json.loads(stdout)
+    return document
+
+
+def test_a_plan_file_with_any_text_in_a_step_is_refused_on_load_in_every_output_mode(
+    tmp_path_factory: pytest.TempPathFactory, saved_plan: dict[str, Any]
+) -> None:
+    paths = plan_strings(saved_plan)
+    assert any(path[-2:-1] == ("packages",) for path in paths)
+
+    @given(path=st.sampled_from(paths), value=PLAN_TEXT)
+    def check(path: tuple[Any, ...], value: str) -> None:
+        folder = tmp_path_factory.mktemp("plan")
+        file = folder / "plan.json"
+        file.write_text(json.dumps(replaced(saved_plan, path, value)), encoding="utf-8")
+        base = ("apply", "--plan", str(file), "--dry-run", "--venv", str(folder / "venv"))
+        text_code, _, text_err = run_in_process(*base)
+        json_code, json_out, json_err = run_in_process(*base, "--json")
+        case = f"{path} = {value!r}"
+        assert_one_error(text_code, text_err, text_code == 2, case)
+        assert_one_error(json_code, json_err, json_code == 2, case)
+        assert text_code == json_code, f"{case}: text exit {text_code}, --json exit {json_code}"
+        if text_code == 2:  # refused on load: the error object names the plan file, not printed as a valid plan
+            assert "plan file" in json.loads(json_out)["error"], case
+
+    check()
+
+
+def test_a_plan_whose_requirement_has_text_after_the_version_is_refused_naming_it(
+    tmp_path: Path, saved_plan: dict[str, Any]
+) -> None:
+    path = next(p for p in plan_strings(saved_plan) if p[-2:-1] == ("packages",))
+    file = tmp_path / "plan.json"
+    file.write_text(json.dumps(replaced(saved_plan, path, "onnxruntime-gpu==1.31.1; rm -rf x")), encoding="utf-8")
+    for extra in ((), ("--json",)):
+        code, stdout, stderr = run_in_process(
+            "apply", "--plan", str(file), "--dry-run", "--venv", str(tmp_path / "venv"), *extra
+        )
+        assert code == 2, stderr
+        assert "step 1 (install): requirement 'onnxruntime-gpu==1.31.1; rm -rf x' is not a PEP 508" in stderr
+        assert "internal error" not in stderr + stdout
