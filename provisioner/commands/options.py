@@ -143,7 +143,7 @@ PLANNING: dict[str, Declared] = {
         "A mirror of the index that serves the real TensorRT wheels (implies --tensorrt); also handed to "
         "NVIDIA's source stubs as WHEEL_STUB_PIP_INDEX_URL.",
         "URL",
-        checks.tensorrt_index_url,
+        checks.url("--tensorrt-index-url", INDEX_SCHEMES),
         sets=("tensorrt_index_url",),
     ),
     "no_loader_hook": Declared(

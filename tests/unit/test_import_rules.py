@@ -34,6 +34,7 @@ CORE = (
     "provisioner.serde",
     "provisioner.versions",
     "provisioner.validate",
+    "provisioner.urls",  # the one URL check, credentials masked
     "provisioner.findings",
     "provisioner.doctor",
     "provisioner.matrix.model",
