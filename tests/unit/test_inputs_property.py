@@ -270,3 +270,24 @@ def test_a_plan_whose_requirement_has_text_after_the_version_is_refused_naming_i
         assert code == 2, stderr
         assert "step 1 (install): requirement 'onnxruntime-gpu==1.31.1; rm -rf x' is not a PEP 508" in stderr
         assert "internal error" not in stderr + stdout
+
+
+# -- host files: a name field with something invisible in it (issue 37: "no wheel for linux-x86_64 ... it has
+# wheels for linux-x86_64", exit 3, for an arch of "x86_64\u0000")
+
+INVISIBLE = st.sampled_from(["\x00", "\t", "\n", "\r", "\x7f", "\x85", "\u00a0", "\u200b", "\ufeff", " ", "\u2028"])
+
+
+@given(field=st.sampled_from(["os", "arch"]), extra=INVISIBLE, where=st.sampled_from(["before", "after"]))
+@settings(max_examples=40 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 1000)
+def test_a_platform_name_with_anything_invisible_is_bad_input_naming_the_field(
+    tmp_path_factory: pytest.TempPathFactory, field: str, extra: str, where: str
+) -> None:
+    document = json.loads((HOSTS / SEED_HOSTS[0]).read_text(encoding="utf-8"))
+    value = document["platform"][field]
+    file = tmp_path_factory.mktemp("host") / "host.json"
+    bad = extra + value if where == "before" else value + extra
+    file.write_text(json.dumps(replaced(document, ("platform", field), bad)), encoding="utf-8")
+    code, _, stderr = run_in_process("plan", "--host", str(file))
+    assert_one_error(code, stderr, True, f"platform.{field} = {bad!r}")
+    assert f"$.platform.{field}: {bad!r} is not" in stderr
