@@ -291,3 +291,64 @@ def test_a_platform_name_with_anything_invisible_is_bad_input_naming_the_field(
     code, _, stderr = run_in_process("plan", "--host", str(file))
     assert_one_error(code, stderr, True, f"platform.{field} = {bad!r}")
     assert f"$.platform.{field}: {bad!r} is not" in stderr
+
+
+# -- logs: any text in any encoding a byte-order mark names (issue 37: a UTF-32 log, or one starting with a
+# UTF-16 BOM, read as "nothing about ONNX Runtime")
+
+CAUSE = "libcudnn.so.9: cannot open shared object file: No such file or directory"
+ENCODINGS = ("utf-8", "utf-8-sig", "utf-16", "utf-16-be", "utf-32", "utf-32-be")
+BOMS = {"utf-16-be": b"\xfe\xff", "utf-32-be": b"\x00\x00\xfe\xff"}  # Python writes no BOM for these
+
+
+def encoded(text: str, encoding: str) -> bytes:
+    return BOMS.get(encoding, b"") + text.encode(encoding, "surrogatepass")
+
+
+def doctor_codes(stdout: str) -> list[str]:
+    return [finding["code"] for finding in json.loads(stdout)["findings"]]
+
+
+@given(
+    before=st.text(st.characters(blacklist_categories=["Cs"]), max_size=60),
+    encoding=st.sampled_from(ENCODINGS),
+    stdin=st.booleans(),
+)
+@settings(max_examples=60 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 2000)
+def test_a_log_in_any_encoding_its_bom_names_is_read_as_its_text(
+    tmp_path_factory: pytest.TempPathFactory, before: str, encoding: str, stdin: bool
+) -> None:
+    text = f"{before}\n{CAUSE}\n"
+    file = tmp_path_factory.mktemp("log") / "error.log"
+    file.write_bytes(encoded(text, encoding))
+    args = ("doctor", "--log", "-" if stdin else str(file), "--json")
+    code, stdout, stderr = run_in_process(*args, stdin_bytes=file.read_bytes() if stdin else None)
+    assert_one_error(code, stderr, False, f"{encoding} {text!r}")
+    assert "cudnn-missing" in doctor_codes(stdout), f"{encoding} via {'stdin' if stdin else 'file'}: {stdout[:300]}"
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("stdin", [False, True], ids=["file", "stdin"])
+def test_a_long_log_cut_to_its_head_and_tail_keeps_its_encoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str, stdin: bool
+) -> None:
+    """The head and the tail of a log longer than READ_LIMIT are joined on a code unit of its encoding: the
+    cause at its end is still read (a UTF-16 tail that starts mid-character decodes to other text)."""
+    monkeypatch.setattr("provisioner.doctor.evidence.READ_LIMIT", 4096)
+    file = tmp_path / "error.log"
+    file.write_bytes(encoded("starting the service, ünïcode…\n" * 400 + "x" + f"\n{CAUSE}\n", encoding))
+    args = ("doctor", "--log", "-" if stdin else str(file), "--json")
+    code, stdout, stderr = run_in_process(*args, stdin_bytes=file.read_bytes() if stdin else None)
+    assert code in (0, 1), stderr
+    assert "cudnn-missing" in doctor_codes(stdout), f"{encoding}: {stdout[:300]}"
+
+
+@pytest.mark.parametrize(
+    "data", [b"\xff\xfea\x00\x00\xd8b\x00", b"\xff\xfea\x00b", b"\x00\x00\xfe\xff\x00\x11\x00\x00"]
+)
+def test_a_log_its_bom_does_not_decode_is_refused_saying_so(tmp_path: Path, data: bytes) -> None:
+    file = tmp_path / "error.log"
+    file.write_bytes(data)
+    code, _, stderr = run_in_process("doctor", "--log", str(file))
+    assert_one_error(code, stderr, True, repr(data))
+    assert "byte-order mark but is not UTF-" in stderr
