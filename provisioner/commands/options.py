@@ -395,6 +395,7 @@ OPTIONS: dict[str, Declared] = {
         "Feed your own inputs: a folder of .npy (one array per run), .npz (one array per input) or images (read "
         "with PIL or cv2 in the target, resized and normalised as RapidOCR does); default: generated ones.",
         "DIR",
+        checks.not_empty("--inputs", "folder"),
     ),
     "allow_output_change": Declared(
         ("--allow-output-change",),

@@ -352,3 +352,35 @@ def test_a_log_its_bom_does_not_decode_is_refused_saying_so(tmp_path: Path, data
     code, _, stderr = run_in_process("doctor", "--log", str(file))
     assert_one_error(code, stderr, True, repr(data))
     assert "byte-order mark but is not UTF-" in stderr
+
+
+# -- an empty name is no name (issue 37: `tune --inputs ''` read the current folder)
+
+NAMING = ("DIR", "FILE", "FILE|-", "PATH", "DIR|URL", "URL")
+
+
+def naming_options() -> Iterator[Any]:
+    for name, command in commands():
+        for flag, declared in declared_options(command):
+            if flag and declared.metavar in NAMING:
+                yield pytest.param(name, flag, id=f"{name} {flag}")
+
+
+@pytest.mark.parametrize(("name", "flag"), list(naming_options()))
+@pytest.mark.parametrize("empty", ["", " ", "\t"])
+def test_an_empty_name_of_a_file_folder_or_url_is_refused_naming_the_flag(
+    place: Path, name: str, flag: str, empty: str
+) -> None:
+    context = [arg.format(tmp=place) for arg in CHEAP.get(name, ())]
+    if flag in context:  # the context's own value of this flag is replaced
+        at = context.index(flag)
+        context = context[:at] + context[at + 2 :]
+    code, _, stderr = run_in_process(*name.split(), *context, flag, empty)
+    assert_one_error(code, stderr, True, f"{name} {flag} {empty!r}")  # never read as "." (the current folder)
+    if declared_by_flag(name, flag).metavar == "DIR":  # a folder: refused as a name, before anything reads it
+        assert f"error: {flag} is empty" in stderr, stderr
+
+
+def declared_by_flag(name: str, flag: str) -> Declared:
+    command = dict(commands())[name]
+    return next(declared for each, declared in declared_options(command) if each == flag)
