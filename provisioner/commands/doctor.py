@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
 def doctor(
     target: str | None,
     log: str | None,
-    provider: str,
+    provider: str | None,
     timeout: float,
     json_output: bool,
     preload: bool,
@@ -76,7 +76,7 @@ def doctor(
     facts = detect_host(python=target, timeout=min(timeout, 60.0))
     planned = _plan(facts, matrix)
     python = facts.python.executable if facts.python else find_interpreter(target)
-    report = run_verify(python, provider=provider, timeout=timeout, preload=preload)
+    report = run_verify(python, provider=provider or "cuda", timeout=timeout, preload=preload)
     findings = tuple(diagnose(facts, report, None, planned.for_fixes, matrix=matrix, plan_flags=planned.flags))
     if tune_model is not None:
         from provisioner.findings import merge_findings

@@ -205,9 +205,9 @@ OPTIONS: dict[str, Declared] = {
     ),
     "provider": Declared(
         ("--provider",),
-        str,
-        "cuda",
-        "The GPU provider to prove.",
+        str | None,
+        None,
+        "The GPU provider to prove (default: cuda).",
         "|".join(PROVIDERS),
         checks.one_of(PROVIDERS, "--provider {!r} is not cuda or tensorrt"),
     ),

@@ -77,6 +77,11 @@ def planned(
         # the nvidia/cuda image supplies CUDA and cuDNN: the plan installs no NVIDIA wheels, and every rendering of
         # it says so (`plan --json --base cuda` is what the --base cuda Dockerfile installs: one plan, rendered)
         options = dataclasses.replace(options, cuda_libraries="system")
+        if fmt != "dockerfile":  # not silently: this plan is for that image only
+            note(
+                "--base cuda: planned for the nvidia/cuda image, which supplies CUDA and cuDNN, so no NVIDIA "
+                "wheels are installed; outside that image, leave --base out"
+            )
     matrix = matrix_in_use()
     the_plan = plan_for(options, matrix, command="dockerfile" if fmt == "dockerfile" else "plan")
     assumed = the_plan.hosts[0].python

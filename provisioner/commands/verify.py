@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
 def verify(
     target: str | None,
     model: str | None,
-    provider: str,
+    provider: str | None,
     tensorrt_provider: bool,
     static: bool,
     dim: dict[str, int],
@@ -56,8 +56,12 @@ def verify(
 
     if model is not None and static:
         raise BadInput("--model and --static do not go together", hint="--static runs no model")
-    if tensorrt_provider:
-        provider = "tensorrt"
+    if tensorrt_provider and provider not in (None, "tensorrt"):
+        raise BadInput(
+            f"--tensorrt and --provider {provider} ask for different providers",
+            hint="--tensorrt is --provider tensorrt: give one of them",
+        )
+    provider = "tensorrt" if tensorrt_provider else provider or "cuda"
     dims = dim  # checked and sized once, by the --dim declaration (commands/options.py)
     if dims and model is None:
         raise BadInput("--dim sizes the inputs of --model", hint="add --model FILE")
