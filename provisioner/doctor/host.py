@@ -10,6 +10,7 @@ numbers.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from provisioner.doctor.factrules import HIDDEN_VALUES, driver_findings, driver_vs_build, library_code, package_findings
@@ -17,7 +18,7 @@ from provisioner.doctor.fixes import UNSET_PTX_JIT, Fixes, gpu_code_fix
 from provisioner.doctor.rules import analyze_log
 from provisioner.errors import NoCompatiblePlan
 from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
-from provisioner.findings import Finding, merge_findings
+from provisioner.findings import Finding, merge_findings, sort_findings
 from provisioner.matrix.query import (
     build_gpu_code,
     builds_for,
@@ -79,9 +80,45 @@ def diagnose(
     if facts is not None and matrix is not None:
         found = [_with_gpu_code_fix(f, facts, matrix, fixes.python) for f in found]
     findings = merge_findings(found)
+    if facts is not None and _no_driver_seen(facts):
+        return _one_cause_without_a_driver(findings, facts, fixes)
     if isinstance(plan, Plan):
         findings = [_with_plan_fix(f, plan, python, plan_flags) for f in findings]
     return findings
+
+
+# what follows from "no driver here": the software findings wait until a GPU can be seen
+_WAITS_FOR_THE_DRIVER = frozenset({"cpu-package-only", "onnxruntime-not-installed"})
+
+
+def _no_driver_seen(facts: HostFacts) -> bool:
+    driver = facts.driver
+    return not driver.present and not (driver.error and "mismatch" in driver.error.lower())
+
+
+def _one_cause_without_a_driver(findings: list[Finding], facts: HostFacts, fixes: Fixes) -> list[Finding]:
+    """No driver is seen: one cause (gpu-hidden in a container, no-driver elsewhere, their evidence pooled) and one
+    safe next step. Nothing suggests installing a GPU build for a GPU that is not there (it would replace a CPU
+    onnxruntime that works): the package findings become what to do once the driver is seen."""
+    cause = "gpu-hidden" if facts.environment.container else "no-driver"
+    other = "no-driver" if cause == "gpu-hidden" else "gpu-hidden"
+    pooled = tuple(e for f in findings if f.code in (cause, other) for e in f.evidence)
+    kept: list[Finding] = []
+    for finding in findings:
+        if finding.code == other and not _hidden_by_env(facts):
+            continue  # the same cause, said once
+        if finding.code == cause:
+            finding = replace(finding, evidence=tuple(dict.fromkeys(pooled)))
+        elif finding.code in _WAITS_FOR_THE_DRIVER:
+            finding = replace(
+                finding,
+                severity="info",
+                title=f"{finding.title}: it keeps working on the CPU until a driver is seen",
+                fix=f"once `nvidia-smi` works here, run `ortprov doctor --python {fixes.python}` again: it then plans "
+                "for the GPU it sees (installing a GPU build now would replace what works for a GPU that is not there)",
+            )
+        kept.append(finding)
+    return sort_findings(kept)
 
 
 # --- host facts ------------------------------------------------------------------------------------------
