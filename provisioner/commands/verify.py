@@ -73,5 +73,8 @@ def verify(
         return VerifyResult(report)
     from provisioner.commands.planning import matrix_in_use
     from provisioner.doctor import diagnose
+    from provisioner.probe.system import read_environment
 
-    return VerifyResult(report, tuple(f for f in diagnose(None, report, matrix=matrix_in_use()) if f.blocking))
+    # the child ran with this process's environment: doctor's fix for the same cause (CUDA_FORCE_PTX_JIT set)
+    found = diagnose(None, report, matrix=matrix_in_use(), environment=read_environment())
+    return VerifyResult(report, tuple(f for f in found if f.blocking))

@@ -17,7 +17,7 @@ from provisioner.doctor.factrules import HIDDEN_VALUES, driver_findings, driver_
 from provisioner.doctor.fixes import UNSET_PTX_JIT, Fixes, gpu_code_fix
 from provisioner.doctor.rules import analyze_log
 from provisioner.errors import NoCompatiblePlan
-from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
+from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist, RuntimeEnvironment
 from provisioner.findings import Finding, merge_findings, sort_findings
 from provisioner.matrix.query import (
     build_gpu_code,
@@ -60,11 +60,14 @@ def diagnose(
     plan: Plan | NoCompatiblePlan | None = None,
     matrix: Matrix | None = None,
     plan_flags: str = "",
+    environment: RuntimeEnvironment | None = None,
 ) -> list[Finding]:
     """All findings, merged per code and sorted, most important first. `matrix`: which CUDA libraries a
     build needs and the CUDA error numbers in logs (without it, only cuDNN is checked in the facts).
     `plan_flags`: what `ortprov plan`/`apply` need beside --python here (" --driver none" on a host without a
-    driver, where `plan` is the plan those flags make): every command a fix suggests works as written."""
+    driver, where `plan` is the plan those flags make): every command a fix suggests works as written.
+    `environment`: the variables the verify child ran with, where there are no facts (`ortprov verify`): one fix
+    per cause whichever command finds it (CUDA_FORCE_PTX_JIT set: unset it)."""
     python = facts.python.executable if facts and facts.python else (report.python if report else "python")
     windows = bool(facts and facts.platform.os == "windows") or bool(report and report.python.lower().endswith(".exe"))
     fixes = Fixes(python=python, windows=windows, plan_flags=plan_flags)
@@ -79,6 +82,8 @@ def diagnose(
         found += _from_no_plan(plan, fixes)
     if facts is not None and matrix is not None:
         found = [_with_gpu_code_fix(f, facts, matrix, fixes.python) for f in found]
+    elif environment is not None:
+        found = [_with_ptx_jit_fix(f, environment) for f in found]
     findings = merge_findings(found)
     if facts is not None and _no_driver_seen(facts):
         return _one_cause_without_a_driver(findings, facts, fixes)
@@ -303,13 +308,22 @@ def _with_gpu_code_fix(finding: Finding, facts: HostFacts, matrix: Matrix, pytho
     if next(_driver_gaps(facts, matrix), None):
         return finding  # the driver cannot run this GPU: no build's code helps (driver_gpu_findings says which driver)
     if forced_ptx_jit(facts.environment.cuda_force_ptx_jit):  # another build would not help: the variable is the cause
-        fix = finding.fix if finding.fix.startswith("unset ") else UNSET_PTX_JIT
-        return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
+        return _with_ptx_jit_fix(finding, facts.environment)
     cc = next((g.compute_capability for g in facts.visible_gpus if g.compute_capability), None)
     if cc is None or finding.fix.startswith("onnxruntime-gpu "):
         return finding
     fix = gpu_code_fix(matrix, cc, facts.platform.tag, python)
     return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
+
+
+def _with_ptx_jit_fix(finding: Finding, environment: RuntimeEnvironment) -> Finding:
+    """unsupported-gpu-arch while CUDA_FORCE_PTX_JIT is set: the variable is the cause, unsetting it the fix."""
+    if finding.code != "unsupported-gpu-arch" or not forced_ptx_jit(environment.cuda_force_ptx_jit):
+        return finding
+    if finding.fix.startswith("unset "):
+        return finding
+    evidence = (*finding.evidence, f"CUDA_FORCE_PTX_JIT={environment.cuda_force_ptx_jit} in the environment")
+    return Finding(finding.code, finding.severity, finding.title, evidence, UNSET_PTX_JIT, finding.library)
 
 
 def _incomplete_findings(facts: HostFacts, fixes: Fixes) -> list[Finding]:

@@ -110,3 +110,33 @@ def test_on_this_machine_doctor_and_plan_give_one_answer_and_doctors_commands_wo
             words.append("--dry-run")
         ran = run_ortprov(*words[1:])
         assert ran.returncode == 0, (" ".join(words), ran.stderr)
+
+
+def test_one_fix_for_unsupported_gpu_arch_under_cuda_force_ptx_jit_in_verify_and_doctor() -> None:
+    """Issue 37: verify's unsupported-gpu-arch fix ignored CUDA_FORCE_PTX_JIT while doctor named it. The same
+    report gives the same fix whether doctor (with the host's facts) or verify (with the child's environment)
+    reads it."""
+    import dataclasses
+
+    from provisioner.doctor.fixes import UNSET_PTX_JIT
+    from provisioner.facts import RuntimeEnvironment
+    from provisioner.verify.report import Failure, VerifyReport
+
+    message = "CUDA failure 209: no kernel image is available for execution on the device ; GPU=0"
+    report = VerifyReport(
+        ok=False, status="failed", mode="session", provider="cuda", python="/opt/venv/bin/python",
+        failures=(Failure("session-failed", message),),
+    )  # fmt: skip
+    facts = read_host_file(HOSTS / "h100-driver580.json")
+    matrix = load_matrix()
+    for value, forced in (("1", True), ("0", False), (None, False)):
+        env = dataclasses.replace(facts.environment, cuda_force_ptx_jit=value)
+        doctor = diagnose(dataclasses.replace(facts, environment=env), report, matrix=matrix)
+        verify = diagnose(None, report, matrix=matrix, environment=RuntimeEnvironment(cuda_force_ptx_jit=value))
+        (by_doctor,) = [f.fix for f in doctor if f.code == "unsupported-gpu-arch"]
+        (by_verify,) = [f.fix for f in verify if f.code == "unsupported-gpu-arch"]
+        assert (by_doctor == UNSET_PTX_JIT, by_verify == UNSET_PTX_JIT) == (forced, forced), (
+            value,
+            by_doctor,
+            by_verify,
+        )
