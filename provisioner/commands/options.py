@@ -246,6 +246,15 @@ OPTIONS: dict[str, Declared] = {
         "|".join(DOCKERFILE_BASES),
         checks.one_of(DOCKERFILE_BASES, "unknown --base {!r}"),
     ),
+    "build_context": Declared(
+        ("--context",),
+        str | None,
+        None,
+        "Write the Dockerfile and ortprov-check/ (the build-time check it COPYs) into this folder, the build "
+        "context: then `docker build DIR`.",
+        "DIR",
+        checks.not_empty("--context", "folder"),
+    ),
     # apply, download
     "plan_file": Declared(
         ("--plan",),

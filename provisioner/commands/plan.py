@@ -39,8 +39,9 @@ DOCKERFILE_HELP = f"""Print a Dockerfile for the planned build (same as `ortprov
 Examples:
 
 \b
-  ortprov dockerfile --driver 550 --gpu-cc 8.6 --python 3.12 > Dockerfile
-  ortprov dockerfile --host gpu-box.json --base cuda"""
+  ortprov dockerfile --driver 550 --gpu-cc 8.6 --python 3.12 --context image/ && docker build image/
+  ortprov dockerfile --host gpu-box.json --base cuda --context image/
+  ortprov dockerfile --host gpu-box.json > Dockerfile   # alone: its check needs ortprov-check/ beside it"""
 
 
 def register(app: typer.Typer) -> None:
@@ -60,13 +61,30 @@ def plan(planning: PlanningOptions, fmt: str, json_output: bool, hashes: bool, b
     return planned(planning, "json" if json_output else fmt, hashes=hashes, base=base, verbose=verbose)
 
 
-def dockerfile(planning: PlanningOptions, base: str) -> Result:
-    """Print a Dockerfile for the planned build."""
-    return planned(planning, "dockerfile", base=base)
+def dockerfile(planning: PlanningOptions, base: str, build_context: str | None) -> Result:
+    """A Dockerfile for the planned build: on stdout, or with --context DIR written there with ortprov-check/."""
+    result = planned(planning, "dockerfile", base=base, context=build_context is not None)
+    if build_context is None:
+        return result
+    from provisioner.buildcontext import write_context
+    from provisioner.render.dockerfile import context_files
+    from provisioner.render.plan import RecipeResult
+
+    text = result.text()
+    written = write_context(build_context, text, context_files())
+    tag = next((line.split("-t ", 1)[1].split()[0] for line in text.splitlines() if "docker build -t" in line), "IMAGE")
+    lines = [f"wrote {path}" for path in written] + [f"build: docker build -t {tag} {build_context}"]
+    return RecipeResult("\n".join(lines))
 
 
 def planned(
-    options: PlanningOptions, fmt: str, *, hashes: bool = False, base: str = "slim", verbose: bool = False
+    options: PlanningOptions,
+    fmt: str,
+    *,
+    hashes: bool = False,
+    base: str = "slim",
+    verbose: bool = False,
+    context: bool = False,
 ) -> Result:
     """Plan (the matrix's notices on stderr) and hand back the plan, or the recipe in `fmt`."""
     from provisioner.commands.planning import describes_machine, matrix_in_use, plan_for
@@ -98,6 +116,11 @@ def planned(
 
         digests = pinned_digests(the_plan, progress=_progress)
     text = recipes.render(the_plan, fmt, matrix=matrix, python=python, index_digests=digests, base=base)
+    if fmt == "dockerfile" and not context:
+        note(
+            "the Dockerfile COPYs ortprov-check/ (its build-time check) from the build context: "
+            "`ortprov dockerfile --context DIR` writes both"
+        )
     return RecipeResult(text)
 
 

@@ -85,10 +85,10 @@ def diagnose(
     elif environment is not None:
         found = [_with_ptx_jit_fix(f, environment) for f in found]
     findings = merge_findings(found)
-    if facts is not None and _no_driver_seen(facts):
-        return _one_cause_without_a_driver(findings, facts, fixes)
     if isinstance(plan, Plan):
         findings = [_with_plan_fix(f, plan, python, plan_flags) for f in findings]
+    if facts is not None and _no_driver_seen(facts):
+        return _one_cause_without_a_driver(findings, facts, fixes)
     return findings
 
 

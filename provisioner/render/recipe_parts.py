@@ -137,7 +137,10 @@ def header_lines(plan: Plan) -> list[str]:
         lines += [f"  - {reason}" for reason in plan.reasons]
     if plan.pins:
         lines.append("pinned NVIDIA libraries:")
-        lines += [f"  - {pin.package}=={pin.version}: {pin.reason}" for pin in plan.pins]
+        by_reason: dict[str, list[str]] = {}  # each reason said once, for the pins it explains
+        for pin in plan.pins:
+            by_reason.setdefault(pin.reason, []).append(f"{pin.package}=={pin.version}")
+        lines += [f"  - {', '.join(pins)}: {reason}" for reason, pins in by_reason.items()]
     if plan.notes:
         lines.append("notes:")
         lines += [f"  - {note}" for note in plan.notes]

@@ -56,6 +56,7 @@ EDGES = (
     "provisioner.matrix.refresh",
     "provisioner.matrix.load",
     "provisioner.userfiles",
+    "provisioner.buildcontext",  # `dockerfile --context DIR`: the Dockerfile and ortprov-check/ written there
     "provisioner.tune.measure",
     "provisioner.tune.child",
 )
