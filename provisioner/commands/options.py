@@ -253,7 +253,7 @@ OPTIONS: dict[str, Declared] = {
         "Write the Dockerfile and ortprov-check/ (the build-time check it COPYs) into this folder, the build "
         "context: then `docker build DIR`.",
         "DIR",
-        checks.not_empty("--context", "folder"),
+        checks.path("--context", "folder", checks.creatable_folder("--context")),
     ),
     # apply, download
     "plan_file": Declared(

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from provisioner.commands.options import PLAN_FORMATS, PLANNING_HELP, PlanningOptions, command
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import typer
 
     from provisioner.render.output import Result
@@ -34,14 +36,16 @@ driver (the hint shows how to plan for the GPU machine; --driver none plans with
 
 DOCKERFILE_HELP = f"""Print a Dockerfile for the planned build (same as `ortprov plan --format dockerfile`).
 
+--context DIR writes it into DIR with ortprov-check/ (its build-time check, which it COPYs); then
+`docker build DIR`. Printed alone, the Dockerfile needs ortprov-check/ beside it.
+
 {PLANNING_HELP}
 
 Examples:
 
 \b
-  ortprov dockerfile --driver 550 --gpu-cc 8.6 --python 3.12 --context image/ && docker build image/
-  ortprov dockerfile --host gpu-box.json --base cuda --context image/
-  ortprov dockerfile --host gpu-box.json > Dockerfile   # alone: its check needs ortprov-check/ beside it"""
+  ortprov dockerfile --driver 550 --gpu-cc 8.6 --python 3.12 --context image/
+  ortprov dockerfile --host gpu-box.json --base cuda --context image/"""
 
 
 def register(app: typer.Typer) -> None:
@@ -61,7 +65,7 @@ def plan(planning: PlanningOptions, fmt: str, json_output: bool, hashes: bool, b
     return planned(planning, "json" if json_output else fmt, hashes=hashes, base=base, verbose=verbose)
 
 
-def dockerfile(planning: PlanningOptions, base: str, build_context: str | None) -> Result:
+def dockerfile(planning: PlanningOptions, base: str, build_context: Path | None) -> Result:
     """A Dockerfile for the planned build: on stdout, or with --context DIR written there with ortprov-check/."""
     result = planned(planning, "dockerfile", base=base, context=build_context is not None)
     if build_context is None:
@@ -71,7 +75,7 @@ def dockerfile(planning: PlanningOptions, base: str, build_context: str | None) 
     from provisioner.render.plan import RecipeResult
 
     text = result.text()
-    written = write_context(build_context, text, context_files())
+    written = write_context(str(build_context), text, context_files())
     tag = next((line.split("-t ", 1)[1].split()[0] for line in text.splitlines() if "docker build -t" in line), "IMAGE")
     lines = [f"wrote {path}" for path in written] + [f"build: docker build -t {tag} {build_context}"]
     return RecipeResult("\n".join(lines))
