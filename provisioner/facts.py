@@ -240,6 +240,14 @@ _VERSION_FIELDS: dict[str, tuple[re.Pattern[str], str]] = {
     "LibraryHit.major": (_DOTTED, "a major version"),
 }
 
+# The fields that name a kind (compared as words by the planner and the matrix): one ASCII word, nothing
+# invisible (an arch of "x86_64\x00" matched no wheel and was shown as the one that has wheels)
+_WORD = re.compile(r"^[A-Za-z0-9_]+\Z", re.ASCII)
+_WORD_FIELDS = {
+    "PlatformInfo.os": "an operating system such as linux or windows",
+    "PlatformInfo.arch": "a CPU architecture such as x86_64 or aarch64",
+}
+
 
 def _check_versions(node: object, path: str) -> None:
     """ValueError naming the field when a version field of the facts does not parse as one."""
@@ -251,7 +259,10 @@ def _check_versions(node: object, path: str) -> None:
         return
     for item in fields(node):
         value = getattr(node, item.name)
-        rule = _VERSION_FIELDS.get(f"{type(node).__name__}.{item.name}")
+        name = f"{type(node).__name__}.{item.name}"
+        if name in _WORD_FIELDS and isinstance(value, str) and not _WORD.match(value):
+            raise ValueError(f"{path}.{item.name}: {value!r} is not {_WORD_FIELDS[name]}")
+        rule = _VERSION_FIELDS.get(name)
         if rule and isinstance(value, str) and not rule[0].match(value.strip()):
             raise ValueError(f"{path}.{item.name}: {value!r} is not {rule[1]}")
         _check_versions(value, f"{path}.{item.name}")

@@ -262,11 +262,18 @@ def read_plan_file(path: str | Path) -> Plan:
     if isinstance(data, dict) and "error" in data and "steps" not in data:
         raise BadInput(f"plan file {shown(path)} holds an error, not a plan: {data['error']}", hint=_PLAN_HINT)
     try:
-        return Plan.from_dict(data)
+        plan = Plan.from_dict(data)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         raise BadInput(
             f"plan file {shown(path)} is malformed: {exc}", hint="re-create it with `ortprov plan --json`"
         ) from None
+    from provisioner.render.recipe_parts import validate_plan
+
+    try:  # refused on load, whatever prints or runs it later (text, --json, a recipe, apply)
+        validate_plan(plan)
+    except BadInput as exc:
+        raise BadInput(f"plan file {shown(path)}: {exc.message}", hint=_PLAN_HINT) from None
+    return plan
 
 
 def read_shapes_file(path: str | Path) -> tuple[Feed, ...]:
@@ -353,8 +360,8 @@ def _read_file(handle: BinaryIO, size: int) -> tuple[bytes, int, bool]:
         data = handle.read(READ_LIMIT + 1)  # a /proc file says 0 bytes and has some
         return data[:READ_LIMIT], max(size, len(data)), len(data) > READ_LIMIT
     head = handle.read(READ_LIMIT // 2)
-    handle.seek(size - READ_LIMIT // 2)
-    return head + b"\n" + handle.read(READ_LIMIT // 2), size, True
+    handle.seek(_aligned(size - READ_LIMIT // 2))  # on a code unit of UTF-16 and UTF-32 too
+    return _joined(head, handle.read(READ_LIMIT // 2)), size, True
 
 
 def _read_stream(handle: BinaryIO) -> tuple[bytes, int, bool]:
@@ -362,7 +369,7 @@ def _read_stream(handle: BinaryIO) -> tuple[bytes, int, bool]:
     from provisioner.doctor.evidence import READ_LIMIT
 
     head = handle.read(READ_LIMIT // 2)
-    if b"\0" in head[:_BINARY_PROBE]:
+    if _bom(head) is None and b"\0" in head[:_BINARY_PROBE]:
         return head[:_BINARY_PROBE], len(head), False  # _decode_log refuses it
     size, tail = len(head), b""
     while size < STREAM_LIMIT:
@@ -371,13 +378,59 @@ def _read_stream(handle: BinaryIO) -> tuple[bytes, int, bool]:
             break
         size += len(chunk)
         tail = (tail + chunk)[-(READ_LIMIT // 2) :]
-    return (head + b"\n" + tail if tail else head), size, size > len(head) + len(tail) or size >= STREAM_LIMIT
+        tail = tail[(size - len(tail)) % 4 and 4 - (size - len(tail)) % 4 :]  # starts on a code unit
+    cut = size > len(head) + len(tail) or size >= STREAM_LIMIT
+    return (_joined(head, tail) if tail else head), size, cut
+
+
+def _aligned(offset: int) -> int:
+    """`offset` rounded up to a multiple of 4: the start of a code unit in UTF-16 and UTF-32 alike."""
+    return offset + -offset % 4
+
+
+# byte-order marks, longest first (UTF-32 LE starts with UTF-16 LE's)
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+)
+
+
+def _bom(data: bytes) -> tuple[bytes, str] | None:
+    """The byte-order mark `data` starts with and its codec, or None."""
+    return next(((bom, codec) for bom, codec in _BOMS if data.startswith(bom)), None)
+
+
+def _joined(head: bytes, tail: bytes) -> bytes:
+    """The head and the tail of a log with a line break between, in the log's own encoding (by its BOM)."""
+    found = _bom(head)
+    if found is None or found[1] == "utf-8-sig":
+        return head + b"\n" + tail
+    bom, codec = found
+    unit = 4 if codec == "utf-32" else 2
+    order = "le" if bom.startswith(b"\xff\xfe") else "be"
+    head = head[: len(head) - len(head) % unit]
+    return head + "\n".encode(f"{codec}-{order}") + tail  # "\n" in the BOM's byte order
 
 
 def _decode_log(data: bytes, name: str) -> tuple[str, str]:
-    """UTF-8 (or UTF-16 with a BOM, or GB18030: logs pasted from a Chinese Windows console); binary refused."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16", errors="replace"), "utf-16"
+    """By its byte-order mark (UTF-32, UTF-16, UTF-8), else UTF-8, else GB18030 (logs pasted from a Chinese
+    Windows console); binary refused, and a log that its BOM does not decode is refused saying so."""
+    found = _bom(data)
+    if found is not None:
+        bom, codec = found
+        try:
+            text = data.decode(codec)
+        except UnicodeDecodeError as exc:
+            label = {"utf-32": "UTF-32", "utf-16": "UTF-16", "utf-8-sig": "UTF-8"}[codec]
+            raise BadInput(
+                f"the log {name} starts with a {label} byte-order mark but is not {label} text "
+                f"(cannot decode byte offset {exc.start})",
+                hint="save it again as UTF-8, or paste the text: `... 2>&1 | ortprov doctor --log -`",
+            ) from None
+        return text, codec.replace("-sig", "")
     if b"\0" in data[:_BINARY_PROBE]:
         raise BadInput(f"the log {name} is binary, not text", hint="pass the text a program printed")
     try:

@@ -41,7 +41,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         if name == "summary"
     ]
     if lines:
-        terminalreporter.write_sep("-", "summary")
+        terminalreporter.write_sep("-", "scores (figures to read, not test results)")
         for line in dict.fromkeys(lines):
             terminalreporter.write_line(line)
 

@@ -136,14 +136,6 @@ def tensorrt_libraries(value: str | None) -> None:
         )
 
 
-def tensorrt_index_url(value: str | None) -> None:
-    if value is not None and not re.match(r"^(https?|file)://\S+$", value):
-        raise BadInput(
-            f"--tensorrt-index-url {value!r} is not an http(s):// or file:// URL",
-            hint="e.g. --tensorrt-index-url https://mirror.example.com/nvidia/simple/",
-        )
-
-
 class OneOf:
     """A check that the value is one of `choices` (`message` names the flag, {!r} the value); the choices are
     also what the shell completes for the option (`Declared.parameters`)."""
@@ -182,15 +174,16 @@ def between(flag: str, low: int, high: int) -> Callable[[Any], None]:
 
 
 def url(flag: str, schemes: tuple[str, ...]) -> Callable[[Any], None]:
-    """A URL (or each of a repeated option's) with one of `schemes`: an index is named by its URL."""
-    pattern = re.compile(rf"^({'|'.join(schemes)})://\S+$", re.IGNORECASE)
+    """A URL (or each of a repeated option's) with one of `schemes` that every client reads alike
+    (`urls.problem`: a host, a port that exists, no spaces): an index is named by its URL."""
+    from provisioner.urls import masked, problem
 
     def check(value: str | list[str] | None) -> None:
         for each in value if isinstance(value, list) else [value]:
-            if each is not None and not pattern.match(each):
-                said = ", ".join(f"{scheme}://" for scheme in schemes[:-1]) + f" or {schemes[-1]}://"
+            reason = None if each is None else problem(each, schemes)
+            if reason is not None:
                 raise BadInput(
-                    f"{flag} {shown(each)} is not a URL ({said})", hint=f"e.g. {flag} https://pypi.org/simple/"
+                    f"{flag} {shown(masked(str(each)))} {reason}", hint=f"e.g. {flag} https://pypi.org/simple/"
                 )
 
     return check

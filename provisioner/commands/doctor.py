@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import shlex
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -40,7 +42,7 @@ def register(app: typer.Typer) -> None:
 def doctor(
     target: str | None,
     log: str | None,
-    provider: str,
+    provider: str | None,
     timeout: float,
     json_output: bool,
     preload: bool,
@@ -74,9 +76,9 @@ def doctor(
     from provisioner.verify import run_verify
 
     facts = detect_host(python=target, timeout=min(timeout, 60.0))
-    planned = _plan(facts, matrix)
+    planned = _as_applied(_plan(facts, matrix), facts)
     python = facts.python.executable if facts.python else find_interpreter(target)
-    report = run_verify(python, provider=provider, timeout=timeout, preload=preload)
+    report = run_verify(python, provider=provider or "cuda", timeout=timeout, preload=preload)
     findings = tuple(diagnose(facts, report, None, planned.for_fixes, matrix=matrix, plan_flags=planned.flags))
     if tune_model is not None:
         from provisioner.findings import merge_findings
@@ -156,6 +158,23 @@ def _plan(facts: Any, matrix: Any) -> _Planned:
         return _Planned(None, note=f"not planned: {exc.message.splitlines()[0]}")
     except Exception as exc:  # noqa: BLE001 - a planner bug must not hide the verify findings
         return _Planned(None, note=f"not planned: the planner failed ({type(exc).__name__}: {exc})")
+
+
+def _as_applied(planned: _Planned, facts: Any) -> _Planned:
+    """Where an earlier apply saved its plan in the target (installer/applied.py), the fixes re-apply that plan:
+    its pins and its sources (a wheelhouse offline, a mirror), runnable where the user is."""
+    from provisioner.installer.applied import applied_path
+
+    prefix = facts.python.prefix if facts.python else ""
+    if not prefix or not applied_path(prefix).is_file():
+        return planned
+    from provisioner.userfiles import read_plan_file
+
+    try:
+        saved = read_plan_file(applied_path(prefix))
+    except OrtprovError:
+        return planned  # not readable as a plan: the fixes plan afresh, as before
+    return dataclasses.replace(planned, for_fixes=saved, flags=f" --plan {shlex.quote(str(applied_path(prefix)))}")
 
 
 def _model_findings(python: str, model: str, budget: float) -> tuple[Any, ...]:

@@ -45,7 +45,7 @@ UPDATE_HELP = """Add onnxruntime-gpu releases that are new on the index to the c
 
 Each new wheel's facts are read with HTTP range requests (no download). The result is validated and
 written to the user cache dir (ORTPROV_CACHE_DIR overrides); offline, the data in use stays.
-Exit 0 updated or already current, 1 index unreachable (data unchanged).
+Exit 0 updated or already current, 1 index unreachable or not an index (data unchanged).
 
 Examples:
 
@@ -111,12 +111,12 @@ def show(ort: str | None, cuda: str | None, json_output: bool) -> ShowResult:
 
 
 def update(
-    matrix_index_url: str, http_timeout: float, retries: int, limit: int | None, json_output: bool
+    matrix_index_url: str, http_timeout: float, retries: int, limit: int | None, json_output: bool, verbose: bool
 ) -> UpdateOutcome:
     """Add the releases that are new on the index to the cached matrix."""
     from provisioner.matrix.refresh import update_matrix
     from provisioner.render.matrix import UpdateOutcome
-    from provisioner.render.output import note
+    from provisioner.render.output import error_line, note
 
     result = update_matrix(
         index_url=matrix_index_url,
@@ -125,9 +125,12 @@ def update(
         limit=limit,
         progress=lambda line: note(line, "reading"),
     )
+    if result.reason is not None:  # the index could not be read: an error, which -q does not hide
+        error_line(f"could not read the index {result.reason}", hint=" ".join(result.notices) or None)
+        if verbose and result.detail:
+            note(result.detail, "detail")
+        return UpdateOutcome(result)
     if not json_output:
-        from provisioner.render.output import note
-
         for notice in result.notices:
             note(notice, "notice")
         for skipped in result.skipped:

@@ -144,7 +144,7 @@ PLANNING: dict[str, Declared] = {
         "A mirror of the index that serves the real TensorRT wheels (implies --tensorrt); also handed to "
         "NVIDIA's source stubs as WHEEL_STUB_PIP_INDEX_URL.",
         "URL",
-        checks.tensorrt_index_url,
+        checks.url("--tensorrt-index-url", INDEX_SCHEMES),
         sets=("tensorrt_index_url",),
     ),
     "no_loader_hook": Declared(
@@ -206,9 +206,9 @@ OPTIONS: dict[str, Declared] = {
     ),
     "provider": Declared(
         ("--provider",),
-        str,
-        "cuda",
-        "The GPU provider to prove.",
+        str | None,
+        None,
+        "The GPU provider to prove (default: cuda).",
         "|".join(PROVIDERS),
         checks.one_of(PROVIDERS, "--provider {!r} is not cuda or tensorrt"),
     ),
@@ -281,6 +281,15 @@ OPTIONS: dict[str, Declared] = {
         "plan, in every format, then installs no NVIDIA wheels).",
         "|".join(DOCKERFILE_BASES),
         checks.one_of(DOCKERFILE_BASES, "unknown --base {!r}"),
+    ),
+    "build_context": Declared(
+        ("--context",),
+        str | None,
+        None,
+        "Write the Dockerfile and ortprov-check/ (the build-time check it COPYs) into this folder, the build "
+        "context: then `docker build DIR`.",
+        "DIR",
+        checks.path("--context", "folder", checks.creatable_folder("--context")),
     ),
     # apply, download
     "plan_file": Declared(
@@ -431,6 +440,7 @@ OPTIONS: dict[str, Declared] = {
         "Feed your own inputs: a folder of .npy (one array per run), .npz (one array per input) or images (read "
         "with PIL or cv2 in the target, resized and normalised as RapidOCR does); default: generated ones.",
         "DIR",
+        checks.not_empty("--inputs", "folder"),
     ),
     "allow_output_change": Declared(
         ("--allow-output-change",),

@@ -44,13 +44,16 @@ driver (the hint shows how to plan for the GPU machine; --driver none plans with
 
 DOCKERFILE_HELP = f"""Print a Dockerfile for the planned build (same as `ortprov plan --format dockerfile`).
 
+--context DIR writes it into DIR with ortprov-check/ (its build-time check, which it COPYs); then
+`docker build DIR`. Printed alone, the Dockerfile needs ortprov-check/ beside it.
+
 {PLANNING_HELP}
 
 Examples:
 
 \b
-  ortprov dockerfile --driver 550 --gpu-cc 8.6 --python 3.12 > Dockerfile
-  ortprov dockerfile --host gpu-box.json --base cuda"""
+  ortprov dockerfile --driver 550 --gpu-cc 8.6 --python 3.12 --context image/
+  ortprov dockerfile --host gpu-box.json --base cuda --context image/"""
 
 
 def register(app: typer.Typer) -> None:
@@ -87,13 +90,30 @@ def plan(
     return planned(planning, "json" if json_output else fmt, hashes=hashes, base=base, verbose=verbose)
 
 
-def dockerfile(planning: PlanningOptions, base: str) -> Result:
-    """Print a Dockerfile for the planned build."""
-    return planned(planning, "dockerfile", base=base)
+def dockerfile(planning: PlanningOptions, base: str, build_context: Path | None) -> Result:
+    """A Dockerfile for the planned build: on stdout, or with --context DIR written there with ortprov-check/."""
+    result = planned(planning, "dockerfile", base=base, context=build_context is not None)
+    if build_context is None:
+        return result
+    from provisioner.buildcontext import write_context
+    from provisioner.render.dockerfile import context_files
+    from provisioner.render.plan import RecipeResult
+
+    text = result.text()
+    written = write_context(str(build_context), text, context_files())
+    tag = next((line.split("-t ", 1)[1].split()[0] for line in text.splitlines() if "docker build -t" in line), "IMAGE")
+    lines = [f"wrote {path}" for path in written] + [f"build: docker build -t {tag} {build_context}"]
+    return RecipeResult("\n".join(lines))
 
 
 def planned(
-    options: PlanningOptions, fmt: str, *, hashes: bool = False, base: str = "slim", verbose: bool = False
+    options: PlanningOptions,
+    fmt: str,
+    *,
+    hashes: bool = False,
+    base: str = "slim",
+    verbose: bool = False,
+    context: bool = False,
 ) -> Result:
     """Plan (the matrix's notices on stderr) and hand back the plan, or the recipe in `fmt`."""
     from provisioner.commands.planning import describes_machine, matrix_in_use, plan_for
@@ -104,6 +124,11 @@ def planned(
         # the nvidia/cuda image supplies CUDA and cuDNN: the plan installs no NVIDIA wheels, and every rendering of
         # it says so (`plan --json --base cuda` is what the --base cuda Dockerfile installs: one plan, rendered)
         options = dataclasses.replace(options, cuda_libraries="system")
+        if fmt != "dockerfile":  # not silently: this plan is for that image only
+            note(
+                "--base cuda: planned for the nvidia/cuda image, which supplies CUDA and cuDNN, so no NVIDIA "
+                "wheels are installed; outside that image, leave --base out"
+            )
     matrix = matrix_in_use()
     the_plan = plan_for(options, matrix, command="dockerfile" if fmt == "dockerfile" else "plan")
     assumed = the_plan.hosts[0].python
@@ -120,6 +145,11 @@ def planned(
 
         digests = pinned_digests(the_plan, progress=_progress)
     text = recipes.render(the_plan, fmt, matrix=matrix, python=python, index_digests=digests, base=base)
+    if fmt == "dockerfile" and not context:
+        note(
+            "the Dockerfile COPYs ortprov-check/ (its build-time check) from the build context: "
+            "`ortprov dockerfile --context DIR` writes both"
+        )
     return RecipeResult(text)
 
 

@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
 def verify(
     target: str | None,
     model: str | None,
-    provider: str,
+    provider: str | None,
     tensorrt_provider: bool,
     static: bool,
     dim: dict[str, int],
@@ -56,8 +56,12 @@ def verify(
 
     if model is not None and static:
         raise BadInput("--model and --static do not go together", hint="--static runs no model")
-    if tensorrt_provider:
-        provider = "tensorrt"
+    if tensorrt_provider and provider not in (None, "tensorrt"):
+        raise BadInput(
+            f"--tensorrt and --provider {provider} ask for different providers",
+            hint="--tensorrt is --provider tensorrt: give one of them",
+        )
+    provider = "tensorrt" if tensorrt_provider else provider or "cuda"
     dims = dim  # checked and sized once, by the --dim declaration (commands/options.py)
     if dims and model is None:
         raise BadInput("--dim sizes the inputs of --model", hint="add --model FILE")
@@ -69,5 +73,8 @@ def verify(
         return VerifyResult(report)
     from provisioner.commands.planning import matrix_in_use
     from provisioner.doctor import diagnose
+    from provisioner.probe.system import read_environment
 
-    return VerifyResult(report, tuple(f for f in diagnose(None, report, matrix=matrix_in_use()) if f.blocking))
+    # the child ran with this process's environment: doctor's fix for the same cause (CUDA_FORCE_PTX_JIT set)
+    found = diagnose(None, report, matrix=matrix_in_use(), environment=read_environment())
+    return VerifyResult(report, tuple(f for f in found if f.blocking))

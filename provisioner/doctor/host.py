@@ -10,14 +10,15 @@ numbers.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from provisioner.doctor.factrules import HIDDEN_VALUES, driver_findings, driver_vs_build, library_code, package_findings
 from provisioner.doctor.fixes import UNSET_PTX_JIT, Fixes, gpu_code_fix
 from provisioner.doctor.rules import analyze_log
 from provisioner.errors import NoCompatiblePlan
-from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist
-from provisioner.findings import Finding, merge_findings
+from provisioner.facts import PLATFORM_TAGS, HostFacts, LibraryHit, OrtDist, RuntimeEnvironment
+from provisioner.findings import Finding, merge_findings, sort_findings
 from provisioner.matrix.query import (
     build_gpu_code,
     builds_for,
@@ -59,11 +60,14 @@ def diagnose(
     plan: Plan | NoCompatiblePlan | None = None,
     matrix: Matrix | None = None,
     plan_flags: str = "",
+    environment: RuntimeEnvironment | None = None,
 ) -> list[Finding]:
     """All findings, merged per code and sorted, most important first. `matrix`: which CUDA libraries a
     build needs and the CUDA error numbers in logs (without it, only cuDNN is checked in the facts).
     `plan_flags`: what `ortprov plan`/`apply` need beside --python here (" --driver none" on a host without a
-    driver, where `plan` is the plan those flags make): every command a fix suggests works as written."""
+    driver, where `plan` is the plan those flags make): every command a fix suggests works as written.
+    `environment`: the variables the verify child ran with, where there are no facts (`ortprov verify`): one fix
+    per cause whichever command finds it (CUDA_FORCE_PTX_JIT set: unset it)."""
     python = facts.python.executable if facts and facts.python else (report.python if report else "python")
     windows = bool(facts and facts.platform.os == "windows") or bool(report and report.python.lower().endswith(".exe"))
     fixes = Fixes(python=python, windows=windows, plan_flags=plan_flags)
@@ -78,10 +82,48 @@ def diagnose(
         found += _from_no_plan(plan, fixes)
     if facts is not None and matrix is not None:
         found = [_with_gpu_code_fix(f, facts, matrix, fixes.python) for f in found]
+    elif environment is not None:
+        found = [_with_ptx_jit_fix(f, environment) for f in found]
     findings = merge_findings(found)
     if isinstance(plan, Plan):
         findings = [_with_plan_fix(f, plan, python, plan_flags) for f in findings]
+    if facts is not None and _no_driver_seen(facts):
+        return _one_cause_without_a_driver(findings, facts, fixes)
     return findings
+
+
+# what follows from "no driver here": the software findings wait until a GPU can be seen
+_WAITS_FOR_THE_DRIVER = frozenset({"cpu-package-only", "onnxruntime-not-installed"})
+
+
+def _no_driver_seen(facts: HostFacts) -> bool:
+    driver = facts.driver
+    return not driver.present and not (driver.error and "mismatch" in driver.error.lower())
+
+
+def _one_cause_without_a_driver(findings: list[Finding], facts: HostFacts, fixes: Fixes) -> list[Finding]:
+    """No driver is seen: one cause (gpu-hidden in a container, no-driver elsewhere, their evidence pooled) and one
+    safe next step. Nothing suggests installing a GPU build for a GPU that is not there (it would replace a CPU
+    onnxruntime that works): the package findings become what to do once the driver is seen."""
+    cause = "gpu-hidden" if facts.environment.container else "no-driver"
+    other = "no-driver" if cause == "gpu-hidden" else "gpu-hidden"
+    pooled = tuple(e for f in findings if f.code in (cause, other) for e in f.evidence)
+    kept: list[Finding] = []
+    for finding in findings:
+        if finding.code == other and not _hidden_by_env(facts):
+            continue  # the same cause, said once
+        if finding.code == cause:
+            finding = replace(finding, evidence=tuple(dict.fromkeys(pooled)))
+        elif finding.code in _WAITS_FOR_THE_DRIVER:
+            finding = replace(
+                finding,
+                severity="info",
+                title=f"{finding.title}: it keeps working on the CPU until a driver is seen",
+                fix=f"once `nvidia-smi` works here, run `ortprov doctor --python {fixes.python}` again: it then plans "
+                "for the GPU it sees (installing a GPU build now would replace what works for a GPU that is not there)",
+            )
+        kept.append(finding)
+    return sort_findings(kept)
 
 
 # --- host facts ------------------------------------------------------------------------------------------
@@ -266,13 +308,22 @@ def _with_gpu_code_fix(finding: Finding, facts: HostFacts, matrix: Matrix, pytho
     if next(_driver_gaps(facts, matrix), None):
         return finding  # the driver cannot run this GPU: no build's code helps (driver_gpu_findings says which driver)
     if forced_ptx_jit(facts.environment.cuda_force_ptx_jit):  # another build would not help: the variable is the cause
-        fix = finding.fix if finding.fix.startswith("unset ") else UNSET_PTX_JIT
-        return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
+        return _with_ptx_jit_fix(finding, facts.environment)
     cc = next((g.compute_capability for g in facts.visible_gpus if g.compute_capability), None)
     if cc is None or finding.fix.startswith("onnxruntime-gpu "):
         return finding
     fix = gpu_code_fix(matrix, cc, facts.platform.tag, python)
     return Finding(finding.code, finding.severity, finding.title, finding.evidence, fix, finding.library)
+
+
+def _with_ptx_jit_fix(finding: Finding, environment: RuntimeEnvironment) -> Finding:
+    """unsupported-gpu-arch while CUDA_FORCE_PTX_JIT is set: the variable is the cause, unsetting it the fix."""
+    if finding.code != "unsupported-gpu-arch" or not forced_ptx_jit(environment.cuda_force_ptx_jit):
+        return finding
+    if finding.fix.startswith("unset "):
+        return finding
+    evidence = (*finding.evidence, f"CUDA_FORCE_PTX_JIT={environment.cuda_force_ptx_jit} in the environment")
+    return Finding(finding.code, finding.severity, finding.title, evidence, UNSET_PTX_JIT, finding.library)
 
 
 def _incomplete_findings(facts: HostFacts, fixes: Fixes) -> list[Finding]:

@@ -232,6 +232,10 @@ def carry_out(state: Opened, plan: Plan, settings: ApplySettings, listener: List
     except ApplyFailed as failed:
         failed.details = {"apply": failed.result, "verify": verifier.report}
         raise
+    if result.outcome == "applied" and (target.is_venv or target.is_conda):  # an environment of its own, not /usr
+        from provisioner.installer.applied import save_applied
+
+        save_applied(target.prefix, plan)  # with its sources: what doctor's fixes re-apply
     if settings.verify and result.outcome == "unchanged":  # nothing changed, nothing to restore: just prove it
         with state.interruptible():
             why = verifier.check()

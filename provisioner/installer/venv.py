@@ -258,8 +258,8 @@ def create_venv(venv: Path, python_version: str | None, uv: list[str] | None) ->
         argv = [*uv, "venv", "--seed", "--python", version, str(venv)]
     else:
         interpreter = _find_interpreter(version)
-        if interpreter is None:
-            raise OrtprovError(
+        if interpreter is None:  # the user asked for a Python this machine lacks: their input, exit 2
+            raise BadInput(
                 f"no Python {version} interpreter found to create {venv}",
                 hint=f"install python{version}, or install uv (`pip install uv`) which can provide one",
             )
@@ -276,11 +276,14 @@ def create_venv(venv: Path, python_version: str | None, uv: list[str] | None) ->
         raise
     if proc.returncode != 0:
         _remove_made(venv, existed)
-        detail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
-        raise OrtprovError(
-            f"could not create the venv {venv} with Python {version}: " + (detail[-1] if detail else "no output"),
-            hint="pass --python X.Y for an interpreter this machine has (with uv, any version uv can find)",
-        )
+        lines = [line.strip() for line in (proc.stderr.strip() or proc.stdout.strip()).splitlines() if line.strip()]
+        said = next((line for line in lines if line.lower().startswith("error:")), lines[-1] if lines else "")
+        hint = "pass --python X.Y for an interpreter this machine has (with uv, any version uv can find)"
+        if "no interpreter found" in said.lower() or "no download found" in said.lower():
+            raise BadInput(
+                f"no Python {version} to create the venv {venv} with: uv found none and can fetch none", hint
+            )
+        raise OrtprovError(f"could not create the venv {venv} with Python {version}: {said or 'no output'}", hint)
 
 
 def _remove_made(venv: Path, existed: bool) -> None:

@@ -19,6 +19,7 @@ from urllib.parse import urljoin
 from provisioner.matrix.model import CudaMajor, OrtBuild, ProviderLibrary, WheelPlatform
 from provisioner.serde import to_jsonable
 from provisioner.standalone.libnames import linux_soname, soname_of
+from provisioner.urls import masked
 from provisioner.versions import major, vtuple
 from provisioner.wheelfacts import ProviderRead, WheelFacts, WheelName, parse_wheel_name
 
@@ -44,7 +45,14 @@ def _matrix_library(soname: str) -> tuple[str, str] | None:
 
 
 class IndexError_(Exception):
-    """The index could not be read (with the reason); named so as not to shadow the builtin."""
+    """The index could not be read: `reason` in ortprov's words (one phrase), `detail` the library's own text
+    (for -v); str() is `url: reason`. Named so as not to shadow the builtin."""
+
+    def __init__(self, url: str, reason: str, detail: str = "") -> None:
+        super().__init__(f"{url}: {reason}")
+        self.url = url
+        self.reason = reason
+        self.detail = detail
 
 
 @dataclass(frozen=True)
@@ -66,43 +74,94 @@ def simple_project_url(index_url: str, project: str) -> str:
 
 
 def get_with_retries(
-    session: Any, url: str, timeout: float, retries: int, headers: dict[str, str] | None = None
+    session: Any,
+    url: str,
+    timeout: float,
+    retries: int,
+    headers: dict[str, str] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Any:
-    """GET with retries on connection errors, timeouts and 5xx; raises IndexError_ with the reason."""
+    """GET with retries on connection errors, timeouts and 5xx; raises IndexError_ with the reason. `progress`
+    hears each try that failed and the wait before the next (a server that never answers is not silent)."""
     import requests
 
-    last = ""
+    reason = detail = ""
     for attempt in range(retries + 1):
         try:
             response = session.get(url, headers=headers or {}, timeout=timeout)
             if response.status_code < 500:
                 return response
-            last = f"HTTP {response.status_code}"
+            reason = detail = f"HTTP {response.status_code}"
         except (requests.ConnectionError, requests.Timeout) as exc:
-            last = type(exc).__name__ + (f": {exc}" if str(exc) else "")
+            reason, detail = failure_words(exc, timeout), type(exc).__name__ + (f": {exc}" if str(exc) else "")
         if attempt < retries:
-            time.sleep(0.3 * (2**attempt))
-    raise IndexError_(f"{url}: {last}")
+            pause = 0.3 * (2**attempt)
+            if progress is not None:
+                progress(f"{reason}; try {attempt + 2} of {retries + 1} in {pause:.1f} s")
+            time.sleep(pause)
+    tries = f" ({retries + 1} tries)" if retries else ""
+    raise IndexError_(url, reason + tries, detail)
+
+
+def failure_words(exc: BaseException, timeout: float) -> str:
+    """A failed request in one phrase of ours (the library's text is for -v)."""
+    import requests
+
+    text = str(exc)
+    if isinstance(exc, requests.Timeout):
+        return f"no answer within {timeout:g} s (--timeout)"
+    if isinstance(exc, requests.exceptions.SSLError):
+        return "its TLS certificate was not accepted"
+    if "NameResolution" in text or "Name or service not known" in text or "getaddrinfo" in text:
+        return "its host name does not resolve"
+    if "Connection refused" in text or "Errno 111" in text:
+        return "connection refused: nothing listens at that host and port"
+    if "Network is unreachable" in text or "No route to host" in text:
+        return "the network cannot reach it"
+    return "the connection failed"
 
 
 def list_project_files(
-    session: Any, index_url: str, project: str, timeout: float = 20.0, retries: int = 2
+    session: Any,
+    index_url: str,
+    project: str,
+    timeout: float = 20.0,
+    retries: int = 2,
+    progress: Callable[[str], None] | None = None,
 ) -> list[IndexFile]:
-    """The files of a project, from the Simple API (JSON per PEP 691; HTML per PEP 503 as a fallback)."""
+    """The files of a project, from the Simple API (JSON per PEP 691; HTML per PEP 503 as a fallback);
+    IndexError_ when the answer is not such a page (a login page, a web server's default page)."""
     url = simple_project_url(index_url, project)
-    response = get_with_retries(session, url, timeout, retries, {"Accept": ACCEPT})
+    if progress is not None:
+        progress(f"{masked(url)} (--timeout {timeout:g} s, --retries {retries})")
+    response = get_with_retries(session, url, timeout, retries, {"Accept": ACCEPT}, progress)
     if response.status_code == 404:
-        raise IndexError_(f"{url}: the index has no project {project!r} (HTTP 404)")
+        raise IndexError_(url, f"the index has no project {project!r} (HTTP 404)")
     if response.status_code != 200:
-        raise IndexError_(f"{url}: HTTP {response.status_code}")
+        raise IndexError_(url, f"HTTP {response.status_code}")
     base = getattr(response, "url", None) or url
     content_type = response.headers.get("Content-Type", "")
     if SIMPLE_JSON in content_type or content_type.startswith("application/json"):
         try:
-            return parse_simple_json(json.loads(response.text), base)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise IndexError_(f"{url}: malformed Simple API JSON ({exc})") from exc
-    return parse_simple_html(response.text, base)
+            files = parse_simple_json(json.loads(response.text), base)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise IndexError_(url, "answered with JSON that is not a Simple API project page", str(exc)) from None
+    else:
+        files = parse_simple_html(response.text, base)
+    if not any(_names_project(file.filename, project) for file in files):
+        kind = content_type.split(";")[0].strip() or "no content type"
+        raise IndexError_(
+            url,
+            f"answered HTTP 200 with a page that lists no file of {project} ({kind}, {len(response.content)} "
+            "bytes): not a package index's project page",
+        )
+    return files
+
+
+def _names_project(filename: str, project: str) -> bool:
+    """Whether a file's name is a wheel or sdist of `project` (names compared as PEP 503 normalises them)."""
+    stem = re.sub(r"[-_.]+", "-", filename.lower())
+    return stem.startswith(re.sub(r"[-_.]+", "-", project.lower()) + "-")
 
 
 def parse_simple_json(data: dict[str, Any], base_url: str) -> list[IndexFile]:

@@ -30,6 +30,7 @@ from provisioner.matrix.derive import (
 )
 from provisioner.matrix.load import clear_memo, load_matrix, parse_files
 from provisioner.serde import to_jsonable
+from provisioner.urls import masked
 from provisioner.versions import vtuple
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ class UpdateResult:
     skipped: tuple[str, ...] = ()  # "1.32.0: reason"
     written_to: str | None = None
     notices: tuple[str, ...] = field(default_factory=tuple)
+    reason: str | None = None  # offline: why the index could not be read, in ortprov's words
+    detail: str = ""  # offline: the HTTP library's own text (shown under -v)
 
 
 def update_matrix(
@@ -84,7 +87,7 @@ def update_matrix(
     session = requests.Session()
     session.headers["User-Agent"] = "ortprov-matrix-update"
     try:
-        files = list_project_files(session, index_url, PROJECT, timeout=timeout, retries=retries)
+        files = list_project_files(session, index_url, PROJECT, timeout=timeout, retries=retries, progress=progress)
     except IndexError_ as exc:
         return UpdateResult(
             status="offline",
@@ -92,7 +95,9 @@ def update_matrix(
             data_date=base.date,
             builds_before=before,
             builds_after=before,
-            notices=(f"could not read the index ({exc}); still using the {_describe(base)}",),
+            notices=(f"still using the {_describe(base)}",),
+            reason=f"{masked(exc.url)}: {exc.reason}",
+            detail=exc.detail,
         )
     on_index = wheels_by_version(files, PROJECT)
 

@@ -1,7 +1,7 @@
 """The Dockerfile recipe: a pinned base (`slim`: Python, then the NVIDIA wheels the plan pins; `cuda`: the nvidia/cuda
 cuDNN runtime image the matrix lists for the plan and its drivers), a layer per install step in JSON exec form, a
 non-root user, and a GPU-free build-time check that every library the CUDA provider needs resolves (the check
-program and its siblings from provisioner/standalone, written into the image)."""
+program and its siblings from provisioner/standalone, COPYed from the build context: `context_files()`)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 VENV_PYTHON = "/opt/venv/bin/python"
 CHECK_PROGRAM = "check_cuda_libs.py"  # provisioner/standalone/, written into the image with its siblings
 CHECK_DIR = "/opt/ortprov"
+CONTEXT_DIR = "ortprov-check"  # beside the Dockerfile, in its build context: the files of `context_files()`
 CHECK_SCRIPT_PATH = f"{CHECK_DIR}/{CHECK_PROGRAM}"
 LD_CONF_PATH = "/etc/ld.so.conf.d/ortprov-nvidia-wheels.conf"
 _SONAME = re.compile(r"lib[A-Za-z0-9_+.-]+\.so(?:\.[0-9]+)*")
@@ -149,20 +150,20 @@ def _install_layers(steps: Sequence[Step], base: str) -> str:
     return "\n\n".join(blocks)
 
 
+def context_files() -> dict[str, bytes]:
+    """The files the Dockerfile COPYs from its build context (path in the context -> content): the check
+    program and the siblings it imports, the very files of provisioner/standalone that ortprov runs."""
+    return {f"{CONTEXT_DIR}/{name}": content for name, content in standalone.sources(CHECK_PROGRAM).items()}
+
+
 def _check_layer(check_command: str, *, loader: bool) -> str:
-    """One RUN: write the check program and the siblings it imports (provisioner/standalone: the same files
-    ortprov runs, each line a single-quoted printf argument), register the NVIDIA wheel folders with the
-    loader (slim base), run the check."""
-    lines = [f"RUN mkdir -p {CHECK_DIR} \\"]
-    for name, content in standalone.sources(CHECK_PROGRAM).items():
-        words = [shlex.quote(line) for line in content.decode("utf-8").splitlines()]
-        lines += [" && printf '%s\\n' \\", *(f"    {w} \\" for w in words), f"    > {CHECK_DIR}/{name} \\"]
-    if loader:
-        lines += [
-            f" && {VENV_PYTHON} {CHECK_SCRIPT_PATH} --write-ld-conf {LD_CONF_PATH} \\",
-            " && ldconfig \\",
-        ]
-    lines.append(f" && {check_command}")
+    """COPY the check program and its siblings from the build context (`ortprov dockerfile --context DIR` writes
+    them there), then one RUN: register the NVIDIA wheel folders with the loader (slim base), run the check."""
+    lines = [f'COPY ["{CONTEXT_DIR}/", "{CHECK_DIR}/"]']
+    run = [f"{VENV_PYTHON} {CHECK_SCRIPT_PATH} --write-ld-conf {LD_CONF_PATH}", "ldconfig"] if loader else []
+    run.append(check_command)
+    lines.append("# hadolint ignore=DL3059")
+    lines.append("RUN " + " \\\n && ".join(run))
     return "\n".join(lines)
 
 

@@ -49,6 +49,15 @@ def show(result: Result, *, as_json: bool) -> int:
     """Print the result on stdout (its JSON with --json, else its text); its exit code. BadInput when stdout
     cannot take it (a full disk, /dev/full); a reader that went away (BrokenPipeError) is cli.main's."""
     text = to_json_text(result.data()) if as_json else result.text()
+    if not as_json and "@" in text:  # a person reads it: no password of a URL (--json keeps what runs)
+        from provisioner.urls import masked
+
+        shown, text = text, masked(text)
+        if shown != text:
+            note(
+                "passwords in URLs are shown as ****: give them to pip and uv through ~/.netrc or a keyring "
+                "(or take the plan with --json)"
+            )
     if text:
         write_stdout(text if text.endswith("\n") else text + "\n")
     return result.exit_code
@@ -174,6 +183,10 @@ class _Forgiving(_Stream):
     """stderr that drops what it cannot write (ENOSPC, EPIPE, EIO) and then writes to /dev/null."""
 
     def write(self, text: str) -> int:
+        if isinstance(text, str) and "@" in text:  # every line on stderr: no password of a URL
+            from provisioner.urls import masked
+
+            text = masked(text)
         try:
             return int(self._stream.write(text))
         except OSError:
@@ -191,10 +204,11 @@ def error_object(error: OrtprovError) -> dict[str, Any]:
     """The JSON error object (docs/json.md): the same sentence and hint as the error line, the exit code, the
     rejected candidates of a failed plan, and what the error adds (apply: what was done and verified)."""
     from provisioner.serde import to_jsonable
+    from provisioner.urls import masked
 
     return {
-        "error": error.message,
-        "hint": error.hint,
+        "error": masked(error.message),
+        "hint": None if error.hint is None else masked(error.hint),
         "exit_code": error.exit_code,
         "rejected": to_jsonable(list(getattr(error, "rejected", []))),
         **{key: to_jsonable(value) for key, value in error.details.items()},

@@ -43,8 +43,11 @@ def validate_plan(plan: Plan) -> None:
             raise BadInput(f"plan {label} {maybe!r} is not a version", hint="re-create the plan with ortprov")
     if plan.index_url is not None:
         _check_url(plan.index_url)
-    for step in plan.steps:
-        _check_step(step)
+    for number, step in enumerate(plan.steps, 1):
+        try:
+            _check_step(step)
+        except BadInput as exc:
+            raise BadInput(f"step {number} ({one_line(step.kind)}): {exc.message}", hint=exc.hint) from None
 
 
 def _check_step(step: Step) -> None:
@@ -80,7 +83,7 @@ def _check_requirement(text: str) -> None:
     try:
         Requirement(text)
     except InvalidRequirement as exc:
-        raise BadInput(f"requirement {text!r} is not a PEP 508 requirement: {exc}") from None
+        raise BadInput(f"requirement {text!r} is not a PEP 508 requirement: {str(exc).splitlines()[0]}") from None
 
 
 def _check_url(url: str) -> None:
@@ -134,7 +137,10 @@ def header_lines(plan: Plan) -> list[str]:
         lines += [f"  - {reason}" for reason in plan.reasons]
     if plan.pins:
         lines.append("pinned NVIDIA libraries:")
-        lines += [f"  - {pin.package}=={pin.version}: {pin.reason}" for pin in plan.pins]
+        by_reason: dict[str, list[str]] = {}  # each reason said once, for the pins it explains
+        for pin in plan.pins:
+            by_reason.setdefault(pin.reason, []).append(f"{pin.package}=={pin.version}")
+        lines += [f"  - {', '.join(pins)}: {reason}" for reason, pins in by_reason.items()]
     if plan.notes:
         lines.append("notes:")
         lines += [f"  - {note}" for note in plan.notes]

@@ -373,12 +373,48 @@ def list_folder(folder: str) -> list:
     return [n for n in names if n.lower().endswith(ARRAY_EXTENSIONS + IMAGE_EXTENSIONS) and not n.startswith(".")]
 
 
+NPY_MAGIC = b"\x93NUMPY"  # how every .npy starts (NumPy's format), and every member of an .npz
+ZIP_MAGIC = b"PK\x03\x04"  # an .npz is a zip of .npy files
+
+
+def read_array(np, path: str):  # type: ignore[no-untyped-def]
+    """np.load of a .npy or .npz, never of pickled objects; ValueError in our words when it is not one (NumPy's
+    own message for pickled data advises loading it unsafely: that advice is never passed on)."""
+    with open(path, "rb") as handle:
+        start = handle.read(len(NPY_MAGIC))
+    expected = ZIP_MAGIC if path.lower().endswith(".npz") else NPY_MAGIC
+    if not start.startswith(expected):
+        what = "an .npz (a zip of .npy arrays)" if expected == ZIP_MAGIC else "a .npy array file"
+        raise ValueError(f"is not {what}: it does not start as one (save it with numpy.save or numpy.savez)")
+    try:
+        return np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        raise ValueError(_npy_words(str(exc))) from None
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"cannot be read as a NumPy array: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a zip that is not one (BadZipFile), a header that is not
+        raise ValueError(f"is not a readable NumPy file ({type(exc).__name__})") from None
+
+
+def _array_of(archive, name: str):  # type: ignore[no-untyped-def]
+    try:
+        return archive[name]
+    except ValueError as exc:
+        raise ValueError(f"member {name!r}: {_npy_words(str(exc))}") from None
+
+
+def _npy_words(said: str) -> str:
+    if "pickle" in said.lower():
+        return "holds Python objects (pickled), not numbers: ortprov reads plain arrays only (numpy.save of one)"
+    return "is not a NumPy array file ({})".format(said.split(". ")[0].rstrip("."))
+
+
 def load_file(np, path: str, kind: str, specs: list) -> dict:  # type: ignore[no-untyped-def]
     """One file as one run's feed: a .npy for a one-input model, a .npz keyed by input name, an image."""
     lower = path.lower()
     if lower.endswith(".npz"):
-        with np.load(path, allow_pickle=False) as archive:
-            feed = {name: archive[name] for name in archive.files}
+        with read_array(np, path) as archive:
+            feed = {name: _array_of(archive, name) for name in archive.files}
         missing = [s["name"] for s in specs if s["name"] not in feed]
         if missing:
             raise ValueError("holds no array for input {} (it has: {})".format(missing[0], ", ".join(sorted(feed))))
@@ -387,7 +423,7 @@ def load_file(np, path: str, kind: str, specs: list) -> dict:  # type: ignore[no
         names = ", ".join(s["name"] for s in specs)
         raise ValueError(f"the model has {len(specs)} inputs ({names}): give a .npz with one array per input")
     spec = specs[0]
-    array = np.load(path, allow_pickle=False) if lower.endswith(".npy") else load_image(np, path, kind, spec)
+    array = read_array(np, path) if lower.endswith(".npy") else load_image(np, path, kind, spec)
     dtype = tensor_types.NUMPY_TYPES.get(spec["type"])
     if dtype is not None and str(array.dtype) != dtype:
         raise ValueError("holds {} values, input {!r} takes {}".format(array.dtype, spec["name"], dtype))

@@ -511,3 +511,42 @@ def test_a_removal_is_confirmed_on_a_terminal(
         assert code == 1, shown
         assert "cancelled: nothing was changed" in shown
         assert tree_digest(cpu_venv) == before
+
+
+def test_doctors_fix_after_an_offline_wheelhouse_apply_runs_offline_and_pins_what_it_pinned(
+    tmp_path: Path, env: dict[str, str], wheel_dir: Path
+) -> None:
+    """Issue 37: after a cuDNN wheel was removed from a venv that apply had filled from a wheelhouse on an offline
+    machine, doctor's fix failed there ("network failed") and pinned a cuDNN newer than the wheelhouse holds. The
+    apply saved its plan with its sources; the fix re-applies it, as printed, offline."""
+    plan = write_plan(tmp_path / "plan.json", SWAP[1:])
+    house = tmp_path / "wheelhouse"
+    with IndexServer(wheel_dir) as server:
+        got = run_ortprov("download", "--dest", str(house), "--plan", str(plan), "--index-url", server.url, env=env)
+        assert got.returncode == 0, got.stderr
+    offline = {**env, "UV_OFFLINE": "1", "PIP_NO_INDEX": "1"}
+    venv = tmp_path / "fresh"
+    proc = run_ortprov("apply", "--wheelhouse", str(house), "--venv", str(venv), "-y", "--no-verify", env=offline)
+    assert proc.returncode == 0, proc.stderr
+    saved = venv / ".ortprov-applied.json"
+    assert Plan.from_dict(json.loads(saved.read_text()))  # the plan as carried out, with its sources
+    python = str(venv_python(venv))
+    removed = subprocess.run(
+        [*ortprov_argv()[:1], "-m", "uv", "pip", "uninstall", "--python", python, "nvidia-cudnn-cu12"],
+        env=offline, capture_output=True, text=True,
+    )  # fmt: skip
+    assert removed.returncode == 0, removed.stderr
+    doctor = run_ortprov("doctor", "--python", python, "--json", "--timeout", "60", env=offline)
+    fixes = [f["fix"] for f in json.loads(doctor.stdout)["findings"] if "ortprov apply" in f["fix"]]
+    assert fixes, doctor.stdout
+    for fix in fixes:
+        assert f"ortprov apply --python {python} --plan {saved}" in fix, fix
+    assert any(f"--no-index --find-links {house}" in fix for fix in fixes), fixes  # the wheelhouse, offline
+    command = fixes[0].split("ortprov ", 1)[1].split("  (", 1)[0].split()
+    again = run_ortprov(*command, "-y", "--no-verify", env=offline)
+    assert again.returncode == 0, again.stderr
+    listed = subprocess.run(
+        [*ortprov_argv()[:1], "-m", "uv", "pip", "list", "--python", python, "--format", "freeze"],
+        env=offline, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert "nvidia-cudnn-cu12==9.1.0.70" in listed

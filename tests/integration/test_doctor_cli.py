@@ -70,6 +70,9 @@ def test_doctor_on_this_machine_names_the_cpu_package():
     found = [f["code"] for f in data["findings"]]
     assert "cpu-package-only" in found
     assert found[0] in ("no-driver", "gpu-hidden")  # the root cause first
+    # one cause, one safe next step (issue 37): no apply that swaps the working CPU build for a GPU one
+    assert [f["code"] for f in data["findings"] if f["severity"] == "error"] == found[:1]
+    assert not any("ortprov apply" in f["fix"] for f in data["findings"])
     assert data["verify"]["ok"] is False and data["verify"]["failures"][0]["kind"] == "cpu-package-only"
     assert data["host"]["python"]["executable"] == DEV_PYTHON
     assert set(data["plan"]) == {"ok", "text", "build"}

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
 import json
+import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -162,7 +165,8 @@ def test_offline_falls_back_to_shipped_data_with_a_notice(tmp_path: Path, cache:
         "matrix", "update", "--index-url", f"{dead}/simple/", "--timeout", "2", "--retries", "0", cache=cache
     )
     assert result.returncode == 1
-    assert "notice: could not read the index" in result.stderr and "still using the shipped data from" in result.stderr
+    assert "error: could not read the index" in result.stderr and "still using the shipped data from" in result.stderr
+    assert "connection refused" in result.stderr and "HTTPConnectionPool" not in result.stderr  # our words
     assert "Traceback" not in result.stderr
     assert not (cache / "matrices").exists()
     shown = run_ortprov("matrix", "check", cache=cache)
@@ -207,3 +211,64 @@ def test_live_update_from_pypi_reads_the_newest_release(tmp_path: Path, cache: P
         "extras",
     ):
         assert json.loads(json.dumps(getattr(build, key))) == shipped_build.get(key, []), key
+
+
+def test_quiet_hides_notes_never_the_error_and_verbose_adds_the_library_text(tmp_path: Path, cache: Path) -> None:
+    with RangeIndex(tmp_path) as server:
+        dead = server.url
+    args = ("matrix", "update", "--index-url", f"{dead}/simple/", "--timeout", "2", "--retries", "0")
+    quiet = run_ortprov(*args, "-q", cache=cache)
+    assert quiet.returncode == 1
+    assert [line for line in quiet.stderr.splitlines() if line.startswith("error:")] == [
+        f"error: could not read the index {dead}/simple/onnxruntime-gpu/: connection refused: nothing listens at "
+        "that host and port"
+    ], quiet.stderr
+    verbose = run_ortprov(*args, "-v", cache=cache)
+    assert "detail: ConnectionError" in verbose.stderr and len(quiet.stderr) < 300
+
+
+class _NotAnIndex(http.server.BaseHTTPRequestHandler):
+    """A web server's default page: HTTP 200 and HTML for every path."""
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        body = b"<html><body><h1>It works!</h1><a href='/about'>about</a></body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet
+        pass
+
+
+def test_a_page_that_is_not_an_index_is_not_a_current_matrix(cache: Path) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotAnIndex)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        result = run_ortprov("matrix", "update", "--index-url", url, "--retries", "0", cache=cache)
+        as_json = run_ortprov("matrix", "update", "--index-url", url, "--retries", "0", "--json", cache=cache)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 1, result.stdout
+    assert "current" not in result.stdout
+    assert "answered HTTP 200 with a page that lists no file of onnxruntime-gpu (text/html" in result.stderr
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["status"] == "offline"
+    assert not (cache / "matrices").exists()
+
+
+def test_a_server_that_never_answers_is_not_silent(cache: Path) -> None:
+    with socket.socket() as listener:  # accepts connections (the kernel does) and never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/simple/"
+        result = run_ortprov("matrix", "update", "--index-url", url, "--timeout", "1", "--retries", "1", cache=cache)
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"reading: {url}onnxruntime-gpu/ (--timeout 1 s, --retries 1)", result.stderr
+    assert lines[1].startswith("reading: no answer within 1 s (--timeout); try 2 of 2"), result.stderr
+    assert "error: could not read the index" in result.stderr and "no answer within 1 s (--timeout) (2 tries)" in (
+        result.stderr
+    )

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from provisioner.buildcontext import write_context
 from provisioner.errors import BadInput
 from provisioner.hashes import (
     pinned_digests,
@@ -33,6 +34,7 @@ from provisioner.hashes import (
 from provisioner.matrix.load import load_matrix
 from provisioner.plan import Plan, Request, Step
 from provisioner.planner import make_plan
+from provisioner.render.dockerfile import context_files
 from provisioner.render.recipes import render
 from provisioner.userfiles import read_host_file
 from tests.support.elf import build_so
@@ -319,7 +321,7 @@ def build_image(
         context = tmp_path / "context"
         context.mkdir()
         dockerfile = render(plan, "dockerfile", matrix=the_matrix, base=base)  # type: ignore[arg-type]
-        (context / "Dockerfile").write_text(dockerfile)
+        write_context(str(context), dockerfile, context_files())  # as `ortprov dockerfile --context DIR` does
         done = buildah(
             "bud", "--isolation", "chroot", "--build-arg", f"BASE_IMAGE={base_image}", "-t", tag, str(context)
         )

@@ -111,6 +111,10 @@ def test_the_users_own_inputs(tmp_path: Path) -> None:
     np.save(folder / "2.npy", np.zeros((1, 3, 8), np.float32))
     done = run_ortprov("tune", model, "--python", sys.executable, "--inputs", str(folder))
     assert done.returncode == 2 and "--inputs: 2.npy has 3 dimensions, input 'x' has 4" in done.stderr
+    (folder / "2.npy").write_bytes(np.random.RandomState(2).bytes(512))  # issue 37: not "load it unsafely"
+    done = run_ortprov("tune", model, "--python", sys.executable, "--inputs", str(folder))
+    assert done.returncode == 2 and "--inputs: 2.npy is not a .npy array file" in done.stderr
+    assert "unsafe" not in done.stderr and "allow_pickle" not in done.stderr
     done = run_ortprov("tune", model, "--python", sys.executable, "--inputs", str(folder), *SHAPES[:2])
     assert done.returncode == 2 and "--inputs and --shape/--shapes do not go together" in done.stderr
 

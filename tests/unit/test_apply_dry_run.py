@@ -90,3 +90,16 @@ def test_a_wheelhouse_for_another_python_is_said_before_anything_runs(tmp_path: 
     assert "warning: the plan was made for Python 3.12, the target is Python 3.11" in proc.stderr
     assert "--no-index --find-links" in proc.stdout
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("version", ["3.99", "3.11.99"])
+def test_a_python_this_machine_cannot_have_is_bad_input_and_leaves_no_venv(tmp_path: Path, version: str) -> None:
+    """Issue 37: `apply --venv X --python 3.99` is the user's input, refused as such (exit 2, was 1), in one line
+    of ours (not uv's hint about updating uv), and no half-made venv stays."""
+    venv = tmp_path / "new"
+    proc = run_ortprov("apply", "--venv", str(venv), "--python", version, *GPU_HOST, "-y", "--no-verify")
+    assert proc.returncode == 2, proc.stderr
+    assert (
+        _error(proc) == f"error: no Python {version} to create the venv {venv} with: uv found none and can fetch none"
+    )
+    assert not venv.exists()

@@ -67,13 +67,17 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp
 
 
-def run_in_process(*args: str, stdin_text: str = "") -> tuple[int, str, str]:
+def run_in_process(*args: str, stdin_text: str = "", stdin_bytes: bytes | None = None) -> tuple[int, str, str]:
     """`ortprov ARGS` through cli.main in this process: (exit code, stdout, stderr). An exception other than
     SystemExit propagates: that is the traceback a user would have seen."""
     saved = sys.stdin, sys.stdout, sys.stderr
     streams = [
         io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors=errors)
-        for data, errors in ((stdin_text.encode(), "strict"), (b"", "strict"), (b"", "backslashreplace"))
+        for data, errors in (
+            (stdin_text.encode() if stdin_bytes is None else stdin_bytes, "strict"),
+            (b"", "strict"),
+            (b"", "backslashreplace"),
+        )
     ]  # stdout strict and stderr backslashreplace, as Python's own in a UTF-8 locale
     sys.stdin, sys.stdout, sys.stderr = streams  # text over bytes, as a process's are (`.buffer` included)
     try:

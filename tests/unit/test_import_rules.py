@@ -34,6 +34,7 @@ CORE = (
     "provisioner.serde",
     "provisioner.versions",
     "provisioner.validate",
+    "provisioner.urls",  # the one URL check, credentials masked
     "provisioner.findings",
     "provisioner.doctor",
     "provisioner.matrix.model",
@@ -56,6 +57,7 @@ EDGES = (
     "provisioner.matrix.refresh",
     "provisioner.matrix.load",
     "provisioner.userfiles",
+    "provisioner.buildcontext",  # `dockerfile --context DIR`: the Dockerfile and ortprov-check/ written there
     "provisioner.tune.measure",
     "provisioner.tune.child",
     "provisioner.cluster.kubectl",

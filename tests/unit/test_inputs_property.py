@@ -210,3 +210,177 @@ def test_any_bytes_as_a_host_file_are_refused_in_one_line(
     file.write_bytes(data)
     code, _, stderr = run_in_process("plan", "--host", str(file))
     assert_one_error(code, stderr, True, f"plan --host ({data[:60]!r})")
+
+
+# -- plan files: any text at any string of a step (issue 37: a plan's text output crashed where --json printed it)
+
+PLAN_TEXT = st.one_of(
+    TEXT,
+    st.sampled_from(["onnxruntime-gpu==1.31.1; rm -rf x", "x==1 y", "x==1\n--index-url http://e/", "-e .", "x @ y"]),
+)
+
+
+def plan_strings(document: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """The paths of every string a step of a saved plan holds (packages, URLs, names, environment)."""
+    return [path for path, value in leaves(document) if path[:1] == ("steps",) and isinstance(value, str)]
+
+
+@pytest.fixture(scope="module")
+def saved_plan(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    code, stdout, stderr = run_in_process("plan", "--json", "--driver", "580", "--gpu-cc", "9.0", "--python", "3.11")
+    assert code == 0, stderr
+    document: dict[str, Any] = json.loads(stdout)
+    return document
+
+
+def test_a_plan_file_with_any_text_in_a_step_is_refused_on_load_in_every_output_mode(
+    tmp_path_factory: pytest.TempPathFactory, saved_plan: dict[str, Any]
+) -> None:
+    paths = plan_strings(saved_plan)
+    assert any(path[-2:-1] == ("packages",) for path in paths)
+
+    @given(path=st.sampled_from(paths), value=PLAN_TEXT)
+    def check(path: tuple[Any, ...], value: str) -> None:
+        folder = tmp_path_factory.mktemp("plan")
+        file = folder / "plan.json"
+        file.write_text(json.dumps(replaced(saved_plan, path, value)), encoding="utf-8")
+        base = ("apply", "--plan", str(file), "--dry-run", "--venv", str(folder / "venv"))
+        text_code, _, text_err = run_in_process(*base)
+        json_code, json_out, json_err = run_in_process(*base, "--json")
+        case = f"{path} = {value!r}"
+        assert_one_error(text_code, text_err, text_code == 2, case)
+        assert_one_error(json_code, json_err, json_code == 2, case)
+        assert text_code == json_code, f"{case}: text exit {text_code}, --json exit {json_code}"
+        if text_code == 2:  # refused on load: the error object names the plan file, not printed as a valid plan
+            assert "plan file" in json.loads(json_out)["error"], case
+
+    check()
+
+
+def test_a_plan_whose_requirement_has_text_after_the_version_is_refused_naming_it(
+    tmp_path: Path, saved_plan: dict[str, Any]
+) -> None:
+    path = next(p for p in plan_strings(saved_plan) if p[-2:-1] == ("packages",))
+    file = tmp_path / "plan.json"
+    file.write_text(json.dumps(replaced(saved_plan, path, "onnxruntime-gpu==1.31.1; rm -rf x")), encoding="utf-8")
+    for extra in ((), ("--json",)):
+        code, stdout, stderr = run_in_process(
+            "apply", "--plan", str(file), "--dry-run", "--venv", str(tmp_path / "venv"), *extra
+        )
+        assert code == 2, stderr
+        assert "step 1 (install): requirement 'onnxruntime-gpu==1.31.1; rm -rf x' is not a PEP 508" in stderr
+        assert "internal error" not in stderr + stdout
+
+
+# -- host files: a name field with something invisible in it (issue 37: "no wheel for linux-x86_64 ... it has
+# wheels for linux-x86_64", exit 3, for an arch of "x86_64\u0000")
+
+INVISIBLE = st.sampled_from(["\x00", "\t", "\n", "\r", "\x7f", "\x85", "\u00a0", "\u200b", "\ufeff", " ", "\u2028"])
+
+
+@given(field=st.sampled_from(["os", "arch"]), extra=INVISIBLE, where=st.sampled_from(["before", "after"]))
+@settings(max_examples=40 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 1000)
+def test_a_platform_name_with_anything_invisible_is_bad_input_naming_the_field(
+    tmp_path_factory: pytest.TempPathFactory, field: str, extra: str, where: str
+) -> None:
+    document = json.loads((HOSTS / SEED_HOSTS[0]).read_text(encoding="utf-8"))
+    value = document["platform"][field]
+    file = tmp_path_factory.mktemp("host") / "host.json"
+    bad = extra + value if where == "before" else value + extra
+    file.write_text(json.dumps(replaced(document, ("platform", field), bad)), encoding="utf-8")
+    code, _, stderr = run_in_process("plan", "--host", str(file))
+    assert_one_error(code, stderr, True, f"platform.{field} = {bad!r}")
+    assert f"$.platform.{field}: {bad!r} is not" in stderr
+
+
+# -- logs: any text in any encoding a byte-order mark names (issue 37: a UTF-32 log, or one starting with a
+# UTF-16 BOM, read as "nothing about ONNX Runtime")
+
+CAUSE = "libcudnn.so.9: cannot open shared object file: No such file or directory"
+ENCODINGS = ("utf-8", "utf-8-sig", "utf-16", "utf-16-be", "utf-32", "utf-32-be")
+BOMS = {"utf-16-be": b"\xfe\xff", "utf-32-be": b"\x00\x00\xfe\xff"}  # Python writes no BOM for these
+
+
+def encoded(text: str, encoding: str) -> bytes:
+    return BOMS.get(encoding, b"") + text.encode(encoding, "surrogatepass")
+
+
+def doctor_codes(stdout: str) -> list[str]:
+    return [finding["code"] for finding in json.loads(stdout)["findings"]]
+
+
+@given(
+    before=st.text(st.characters(blacklist_categories=["Cs"]), max_size=60),
+    encoding=st.sampled_from(ENCODINGS),
+    stdin=st.booleans(),
+)
+@settings(max_examples=60 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 2000)
+def test_a_log_in_any_encoding_its_bom_names_is_read_as_its_text(
+    tmp_path_factory: pytest.TempPathFactory, before: str, encoding: str, stdin: bool
+) -> None:
+    text = f"{before}\n{CAUSE}\n"
+    file = tmp_path_factory.mktemp("log") / "error.log"
+    file.write_bytes(encoded(text, encoding))
+    args = ("doctor", "--log", "-" if stdin else str(file), "--json")
+    code, stdout, stderr = run_in_process(*args, stdin_bytes=file.read_bytes() if stdin else None)
+    assert_one_error(code, stderr, False, f"{encoding} {text!r}")
+    assert "cudnn-missing" in doctor_codes(stdout), f"{encoding} via {'stdin' if stdin else 'file'}: {stdout[:300]}"
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("stdin", [False, True], ids=["file", "stdin"])
+def test_a_long_log_cut_to_its_head_and_tail_keeps_its_encoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str, stdin: bool
+) -> None:
+    """The head and the tail of a log longer than READ_LIMIT are joined on a code unit of its encoding: the
+    cause at its end is still read (a UTF-16 tail that starts mid-character decodes to other text)."""
+    monkeypatch.setattr("provisioner.doctor.evidence.READ_LIMIT", 4096)
+    file = tmp_path / "error.log"
+    file.write_bytes(encoded("starting the service, ünïcode…\n" * 400 + "x" + f"\n{CAUSE}\n", encoding))
+    args = ("doctor", "--log", "-" if stdin else str(file), "--json")
+    code, stdout, stderr = run_in_process(*args, stdin_bytes=file.read_bytes() if stdin else None)
+    assert code in (0, 1), stderr
+    assert "cudnn-missing" in doctor_codes(stdout), f"{encoding}: {stdout[:300]}"
+
+
+@pytest.mark.parametrize(
+    "data", [b"\xff\xfea\x00\x00\xd8b\x00", b"\xff\xfea\x00b", b"\x00\x00\xfe\xff\x00\x11\x00\x00"]
+)
+def test_a_log_its_bom_does_not_decode_is_refused_saying_so(tmp_path: Path, data: bytes) -> None:
+    file = tmp_path / "error.log"
+    file.write_bytes(data)
+    code, _, stderr = run_in_process("doctor", "--log", str(file))
+    assert_one_error(code, stderr, True, repr(data))
+    assert "byte-order mark but is not UTF-" in stderr
+
+
+# -- an empty name is no name (issue 37: `tune --inputs ''` read the current folder)
+
+NAMING = ("DIR", "FILE", "FILE|-", "PATH", "DIR|URL", "URL")
+
+
+def naming_options() -> Iterator[Any]:
+    for name, command in commands():
+        for flag, declared in declared_options(command):
+            if flag and declared.metavar in NAMING:
+                yield pytest.param(name, flag, id=f"{name} {flag}")
+
+
+@pytest.mark.parametrize(("name", "flag"), list(naming_options()))
+@pytest.mark.parametrize("empty", ["", " ", "\t"])
+def test_an_empty_name_of_a_file_folder_or_url_is_refused_naming_the_flag(
+    place: Path, name: str, flag: str, empty: str
+) -> None:
+    context = [arg.format(tmp=place) for arg in CHEAP.get(name, ())]
+    if flag in context:  # the context's own value of this flag is replaced
+        at = context.index(flag)
+        context = context[:at] + context[at + 2 :]
+    code, _, stderr = run_in_process(*name.split(), *context, flag, empty)
+    assert_one_error(code, stderr, True, f"{name} {flag} {empty!r}")  # never read as "." (the current folder)
+    if declared_by_flag(name, flag).metavar == "DIR":  # a folder: refused as a name, before anything reads it
+        assert f"error: {flag} is empty" in stderr, stderr
+
+
+def declared_by_flag(name: str, flag: str) -> Declared:
+    command = dict(commands())[name]
+    return next(declared for each, declared in declared_options(command) if each == flag)

@@ -61,13 +61,14 @@ def test_score_on_the_heldout_logs(record_property):  # noqa: ANN001 - pytest's 
     misses = misses_by_expected_code(results)
     hits, total = sum(r.top1 for r in results), len(results)  # plain numbers: a failing assert shows no file name
     short = max(0, math.ceil(HELDOUT_TARGET * total - 1e-9) - hits)  # logs still to be read right
+    # a score to read, not a list of failures: the test fails only below HELDOUT_FLOOR (its assert below)
+    to_go = ", ".join(f"{code} {n}" for code, n in sorted(misses.items(), key=lambda kv: (-kv[1], kv[0])))
     lines = [
-        summary("log reader, held out", results),
-        *(
-            f"  missed (top-1), expected {code}: {n}"
-            for code, n in sorted(misses.items(), key=lambda kv: (-kv[1], kv[0]))
-        ),
-        f"  target {HELDOUT_TARGET:.0%} top-1: " + (f"NOT reached, {short} log(s) short" if short else "reached"),
+        summary("score of the log reader, held-out logs", results),
+        f"  goal {HELDOUT_TARGET:.0%} top-1: "
+        + (f"{short} log(s) to go" if short else "reached")
+        + f" (the suite fails below {HELDOUT_FLOOR:.0%})",
+        *([f"  logs not yet read right, by their cause: {to_go}"] if to_go else []),
     ]
     record_property("summary", "\n".join(lines))  # printed at the end of the run, pass or fail (tests/conftest.py)
     assert hits / total >= HELDOUT_FLOOR, f"held-out top-1 {hits}/{total} fell below the floor {HELDOUT_FLOOR:.0%}"

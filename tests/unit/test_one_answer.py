@@ -53,8 +53,36 @@ def test_without_a_driver_the_fixes_plan_as_plan_would_and_say_how() -> None:
     assert isinstance(planned.for_fixes, Plan) and planned.flags == " --driver none"
     findings = diagnose(facts, None, None, planned.for_fixes, matrix=load_matrix(), plan_flags=planned.flags)
     applies = [f.fix for f in findings if "ortprov apply" in f.fix]
-    assert applies and all("--driver none" in fix for fix in applies), applies
+    assert all("--driver none" in fix for fix in applies), applies
     assert not any(f.code == "no-wheel-for-platform" for f in findings)  # the refusal is not a platform problem
+
+
+@pytest.mark.parametrize("container", [None, "docker"])
+def test_without_a_driver_one_cause_and_no_fix_that_replaces_the_working_cpu_build(container: str | None) -> None:
+    """Issue 37: on a machine with no driver, doctor listed `apply --driver none` (a GPU build replacing the CPU
+    onnxruntime that works, for a GPU that is not there) and both no-driver and gpu-hidden for the one cause."""
+    import dataclasses
+
+    from provisioner.verify.report import Failure, VerifyReport
+
+    facts = read_host_file(HOSTS / "cpu-dev-machine.json")
+    facts = dataclasses.replace(facts, environment=dataclasses.replace(facts.environment, container=container))
+    assert not facts.driver.present and any(d.name == "onnxruntime" for d in facts.onnxruntime)
+    planned = _plan(facts, load_matrix())
+    report = VerifyReport(
+        ok=False,
+        status="failed",
+        mode="session",
+        provider="cuda",
+        python="/opt/venv/bin/python",
+        failures=(Failure("no-driver", "libcuda.so.1: cannot open shared object file"),),
+    )
+    findings = diagnose(facts, report, None, planned.for_fixes, matrix=load_matrix(), plan_flags=planned.flags)
+    blocking = [f.code for f in findings if f.blocking]
+    assert blocking == ["gpu-hidden" if container else "no-driver"], [(f.code, f.severity) for f in findings]
+    assert not any("ortprov apply" in f.fix for f in findings), [f.fix for f in findings]
+    (waiting,) = [f for f in findings if f.code == "cpu-package-only"]
+    assert waiting.severity == "info" and "once `nvidia-smi` works here" in waiting.fix
 
 
 def suggested_commands(fixes: list[str]) -> list[list[str]]:
@@ -82,3 +110,33 @@ def test_on_this_machine_doctor_and_plan_give_one_answer_and_doctors_commands_wo
             words.append("--dry-run")
         ran = run_ortprov(*words[1:])
         assert ran.returncode == 0, (" ".join(words), ran.stderr)
+
+
+def test_one_fix_for_unsupported_gpu_arch_under_cuda_force_ptx_jit_in_verify_and_doctor() -> None:
+    """Issue 37: verify's unsupported-gpu-arch fix ignored CUDA_FORCE_PTX_JIT while doctor named it. The same
+    report gives the same fix whether doctor (with the host's facts) or verify (with the child's environment)
+    reads it."""
+    import dataclasses
+
+    from provisioner.doctor.fixes import UNSET_PTX_JIT
+    from provisioner.facts import RuntimeEnvironment
+    from provisioner.verify.report import Failure, VerifyReport
+
+    message = "CUDA failure 209: no kernel image is available for execution on the device ; GPU=0"
+    report = VerifyReport(
+        ok=False, status="failed", mode="session", provider="cuda", python="/opt/venv/bin/python",
+        failures=(Failure("session-failed", message),),
+    )  # fmt: skip
+    facts = read_host_file(HOSTS / "h100-driver580.json")
+    matrix = load_matrix()
+    for value, forced in (("1", True), ("0", False), (None, False)):
+        env = dataclasses.replace(facts.environment, cuda_force_ptx_jit=value)
+        doctor = diagnose(dataclasses.replace(facts, environment=env), report, matrix=matrix)
+        verify = diagnose(None, report, matrix=matrix, environment=RuntimeEnvironment(cuda_force_ptx_jit=value))
+        (by_doctor,) = [f.fix for f in doctor if f.code == "unsupported-gpu-arch"]
+        (by_verify,) = [f.fix for f in verify if f.code == "unsupported-gpu-arch"]
+        assert (by_doctor == UNSET_PTX_JIT, by_verify == UNSET_PTX_JIT) == (forced, forced), (
+            value,
+            by_doctor,
+            by_verify,
+        )

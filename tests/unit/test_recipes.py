@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import stat
 import subprocess
@@ -349,24 +350,23 @@ def test_dockerfile_slim_structure() -> None:
     assert "size" in text.lower() or "GB" in text
 
 
-def test_dockerfile_writes_the_shipped_check_script_verbatim() -> None:
-    """The check program and the siblings it imports, each the very file ortprov runs (one ELF reader)."""
+def test_dockerfile_copies_the_shipped_check_script_verbatim() -> None:
+    """The check program and the siblings it imports, each the very file ortprov runs (one ELF reader), COPYed
+    from the build context (`dockerfile --context DIR` writes them): not pasted into the Dockerfile (issue 37)."""
+    from provisioner.render.dockerfile import CONTEXT_DIR, context_files
+
     text = render(cuda12_plan(), "dockerfile", matrix=matrix())
-    (check,) = [value for value in runs(parse_dockerfile(text)) if "printf" in value]
+    structure = parse_dockerfile(text)
+    copies = [json.loads(item["value"]) for item in structure if item["instruction"] == "COPY"]
+    assert copies == [[f"{CONTEXT_DIR}/", "/opt/ortprov/"]]
+    files = context_files()
+    assert set(files) == {f"{CONTEXT_DIR}/{name}" for name in ("check_cuda_libs.py", "elf.py", "libnames.py")}
+    for name, content in files.items():
+        assert content == standalone.path(name.rsplit("/", 1)[1]).read_bytes()
+    (check,) = [value for value in runs(structure) if CHECK_SCRIPT_PATH in value]
     words = shlex.split(check)
-    written = {}
-    end = 0
-    while "%s\\n" in words[end:]:
-        start = words.index("%s\\n", end) + 1
-        end = words.index(">", start)
-        written[words[end + 1]] = words[start:end]
-    assert set(written) == {f"/opt/ortprov/{name}" for name in ("check_cuda_libs.py", "elf.py", "libnames.py")}
-    for path, lines in written.items():
-        assert lines == standalone.path(path.rsplit("/", 1)[1]).read_text().splitlines()
-    assert CHECK_SCRIPT_PATH in written
-    tail = words[words.index(CHECK_SCRIPT_PATH, end + 2) :]
-    assert "--write-ld-conf" in tail and "ldconfig" in tail
-    assert tail[-8:] == [
+    assert "--write-ld-conf" in words and "ldconfig" in words
+    assert words[-8:] == [
         CHECK_SCRIPT_PATH,
         "libcublasLt.so.12",
         "libcublas.so.12",
@@ -376,6 +376,16 @@ def test_dockerfile_writes_the_shipped_check_script_verbatim() -> None:
         "libcudnn.so.9",
         "libcufft.so.11",
     ]
+    assert len(text.splitlines()) < 100  # short enough to read (it was 637 lines with the helpers pasted in)
+
+
+def test_dockerfile_says_each_thing_once() -> None:
+    """No sentence of the header or the comments is repeated (a pin reason was said once per pin)."""
+    text = render(cuda12_plan(), "dockerfile", matrix=matrix())
+    comments = " ".join(line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("#"))
+    sentences = [s.strip() for s in re.split(r"[.;:]\s", comments) if len(s.strip()) > 30]
+    repeated = {s for s in sentences if sentences.count(s) > 1}
+    assert not repeated, repeated
 
 
 def test_dockerfile_cuda_base_picks_the_matching_image_and_drops_nvidia_wheels() -> None:

@@ -9,6 +9,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 from provisioner.standalone import shape_sessions, tune_compare, tune_inputs
@@ -77,6 +79,37 @@ def test_the_users_files(tmp_path: Path) -> None:
         tune_inputs.load_file(np, str(tmp_path / "a.npy"), "page", two)
     with pytest.raises(ValueError, match="holds no array for input y"):
         tune_inputs.load_file(np, str(tmp_path / "b.npz"), "page", two)
+
+
+NEVER_SAID = ("unsafe", "allow_pickle", "pickle.load", "trust")  # NumPy's advice for pickled data
+
+
+@given(data=st.binary(max_size=300), start=st.sampled_from([b"", b"\x93NUMPY", b"\x93NUMPY\x01\x00", b"PK\x03\x04"]))
+@settings(max_examples=80, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+def test_any_bytes_as_an_array_file_are_refused_in_our_words(tmp_path: Path, data: bytes, start: bytes) -> None:
+    """Issue 37: a random-bytes .npy got NumPy's advice to "load it unsafely"; no file may pass that on."""
+    specs = [{"name": "x", "type": "tensor(float)", "shape": ["n"]}]
+    for suffix in (".npy", ".npz"):
+        path = tmp_path / f"random{suffix}"
+        path.write_bytes(start + data)
+        try:
+            tune_inputs.load_file(np, str(path), "random", specs)
+        except ValueError as exc:
+            assert not any(word in str(exc) for word in NEVER_SAID), str(exc)
+
+
+def test_pickled_objects_are_named_as_such_and_never_loaded(tmp_path: Path) -> None:
+    specs = [{"name": "x", "type": "tensor(float)", "shape": ["n"]}]
+    np.save(tmp_path / "o.npy", np.array([object()], dtype=object))
+    np.savez(tmp_path / "o.npz", x=np.array([object()], dtype=object))
+    for name in ("o.npy", "o.npz"):
+        with pytest.raises(ValueError, match=r"holds Python objects \(pickled\), not numbers") as caught:
+            tune_inputs.load_file(np, str(tmp_path / name), "random", specs)
+        assert not any(word in str(caught.value) for word in NEVER_SAID)
+    (tmp_path / "text.npy").write_text("1,2,3\n")
+    with pytest.raises(ValueError, match="is not a .npy array file: it does not start as one"):
+        tune_inputs.load_file(np, str(tmp_path / "text.npy"), "random", specs)
 
 
 def test_rapidocrs_detector_size() -> None:
