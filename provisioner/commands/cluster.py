@@ -154,22 +154,28 @@ def _nodes_source(options: ClusterOptions) -> tuple[Iterable[str], str, str]:
 
 
 def _write(folder: Path, files: list[tuple[str, str]], exit_code: int = 0) -> Result:
-    """Write each (class, Dockerfile) as DIR/Dockerfile.CLASS: all into temporary files first, then renamed, so
-    a failure leaves no half of the set (the temporary files are removed)."""
+    """Write each (class, Dockerfile) as DIR/Dockerfile.CLASS, and once the files they COPY from the build context
+    (ortprov-check/: DIR is every class's context): all into temporary files first, then renamed, so a failure
+    leaves no half of the set (the temporary files are removed)."""
     import os
     import tempfile
 
     from provisioner.commands.checks import make_folder
     from provisioner.render.cluster import WrittenResult, dockerfile_name
+    from provisioner.render.dockerfile import context_files
 
     make_folder("--output-dir", folder)
     temporary: list[tuple[str, str]] = []
+    contents = [(dockerfile_name(name), text.encode("utf-8")) for name, text in files]
+    contents += sorted(context_files().items())
     try:
-        for name, text in files:
-            handle, path = tempfile.mkstemp(prefix=".ortprov-", dir=folder)
-            temporary.append((path, str(folder / dockerfile_name(name))))
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
+        for relative, content in contents:
+            final = folder / relative
+            final.parent.mkdir(parents=True, exist_ok=True)
+            handle, path = tempfile.mkstemp(prefix=".ortprov-", dir=final.parent)
+            temporary.append((path, str(final)))
+            with os.fdopen(handle, "wb") as out:
+                out.write(content)
         for path, final in temporary:
             os.chmod(path, 0o644)
             os.replace(path, final)

@@ -120,9 +120,7 @@ def test_each_class_dockerfile_builds_and_verify_static_passes_in_it(
         pip_conf = tmp_path / "pip.conf"
         pip_conf.write_text(f"[global]\nindex-url = {index.url}\n")
         for entry in classes:
-            context = tmp_path / f"context-{entry['name']}"
-            context.mkdir()
-            (context / "Dockerfile").write_text((out / entry["dockerfile"]).read_text())
+            context = out  # every class's Dockerfile COPYs ortprov-check/ from the folder they were written to
             tag = f"localhost/ortprov-class-test:{uuid.uuid4().hex[:12]}"
             try:
                 done = buildah(
@@ -133,6 +131,8 @@ def test_each_class_dockerfile_builds_and_verify_static_passes_in_it(
                     f"{pip_conf}:/etc/pip.conf:ro",
                     "--build-arg",
                     f"BASE_IMAGE={debian_base_image}",
+                    "-f",
+                    str(out / entry["dockerfile"]),
                     "-t",
                     tag,
                     str(context),

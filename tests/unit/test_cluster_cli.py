@@ -91,7 +91,8 @@ def test_dockerfiles_are_written_one_per_class(nodes_file: Path, tmp_path: Path)
     assert result.returncode == 0, result.stderr
     data = json.loads(run_ortprov("plan", "--kube-nodes", str(nodes_file), "--python", "3.12", "--json").stdout)
     names = sorted(f"Dockerfile.{c['name']}" for c in data["classes"])
-    assert sorted(os.listdir(out)) == names
+    assert sorted(os.listdir(out)) == sorted([*names, "ortprov-check"])  # the build context they all COPY from
+    assert sorted(os.listdir(out / "ortprov-check")) == ["check_cuda_libs.py", "elf.py", "libnames.py"]
     for entry in data["classes"]:
         text = (out / f"Dockerfile.{entry['name']}").read_text()
         assert f"onnxruntime-gpu[cuda,cudnn]=={entry['plan']['ort_version']}" in text and text.startswith("#")
@@ -142,7 +143,8 @@ def test_one_image_for_classes_one_build_runs_on(tmp_path: Path) -> None:
     )
     assert written.returncode == 0, written.stderr
     assert (
-        os.listdir(out) == ["Dockerfile.one-image"] and (out / "Dockerfile.one-image").read_text() == dockerfile.stdout
+        sorted(os.listdir(out)) == ["Dockerfile.one-image", "ortprov-check"]
+        and (out / "Dockerfile.one-image").read_text() == dockerfile.stdout
     )
     kube = run_ortprov("plan", "--kube-nodes", str(path), "--python", "3.12", "--one-image", "--format", "kubernetes")
     assert [d["affinity"] for d in yaml.safe_load_all(kube.stdout)] == [one["affinity"]]
