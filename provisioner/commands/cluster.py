@@ -176,9 +176,9 @@ def _write(folder: Path, files: list[tuple[str, str]], exit_code: int = 0) -> Re
             temporary.append((path, str(final)))
             with os.fdopen(handle, "wb") as out:
                 out.write(content)
-        for path, final in temporary:
+        for path, target in temporary:
             os.chmod(path, 0o644)
-            os.replace(path, final)
+            os.replace(path, target)
     except OSError as exc:
         for path, _ in temporary:
             if os.path.exists(path):
