@@ -92,6 +92,7 @@ class LogEvidence:
     cuda_installed: tuple[Seen, ...] = ()  # CUDA versions the log shows installed (nvcc, CUDA_PATH, torch +cuNNN)
     cudnn_installed: tuple[Seen, ...] = ()  # cuDNN versions the log shows installed ("cudnn 9.3", libcudnn8)
     cuda_required: tuple[Seen, ...] = ()  # CUDA majors the build needs ("Require ... CUDA 12.*", "cuda12" assets)
+    cuda_required_said: tuple[Seen, ...] = ()  # the same said in prose ("this onnxruntime build uses cuda11"): weaker
     cudnn_required: tuple[Seen, ...] = ()  # cuDNN majors the build needs ("Require cuDNN 9.*")
     load_errors: tuple[LoadError, ...] = ()  # files the loader could not open
     loading: tuple[Seen, ...] = ()  # libraries that failed to load for a dependency the log does not name
@@ -279,6 +280,7 @@ class _Reader:
         self.trt_ran = False  # the last EP Error was TensorRT failing on the model (it loaded), not failing to load
         self.python_caller = False  # the program is Python (a traceback, pip, site-packages, import onnxruntime)
         self.fetched: set[str] = set()  # onnxruntime flavours pip fetched or installed
+        self.steps = 0  # lines left of a fix told as a list of steps ("solved it by the following steps:")
         self.both_fetched = False
 
     def add(self, key: str, value: object) -> None:
@@ -314,6 +316,8 @@ class _Reader:
             self.providers(raw, line, lower)
         self.symptoms(raw, line, lower)
         self.fixed_by(raw, line, lower)
+        if "undefined symbol" in lower and P.UNDEFINED_CUDA_SYMBOL.search(raw):
+            self.signal("undefined-cuda-symbol", line)
         if "cud" in lower:
             if P.CUDNN_ABSENT_SAID.search(raw):
                 self.signal("cudnn-absent-said", line)
@@ -479,7 +483,7 @@ class _Reader:
             self.signal("package-broken", line)
         if P.AUTOUPDATE_CPU.search(raw):
             self.signal("autoupdate-cpu", line)
-        if P.GPU_PACKAGE.search(raw):
+        if P.GPU_PACKAGE.search(raw) and not P.INSTALL_CHECK.search(raw):  # advice naming it is no install
             self.signal("gpu-package-named", line)
         if P.CPU_INSTALL.search(raw):
             self.signal("cpu-install-command", line)
@@ -528,6 +532,9 @@ class _Reader:
                 self.signal("torch-other-cuda", line)
         for hit in P.BUILD_CUDA.finditer(raw):
             self.add("required", Seen(next(g for g in hit.groups() if g), line))
+        if not P.BUILD_CUDA.search(raw):
+            for hit in P.BUILD_CUDA_SAID.finditer(raw):  # the build's CUDA told in words (Case weighs it below records)
+                self.add("required_said", Seen(hit.group(1), line))
         for hit in P.ORT_STATED.finditer(raw):
             groups = hit.groups()
             version = next(g for g in groups[1::2] if g)
@@ -719,23 +726,35 @@ class _Reader:
             self.trt_ran = False
 
     def fixed_by(self, raw: str, line: str, lower: str) -> None:
-        """What the user says fixed it (installing CUDA, cuDNN, zlib, a driver): that was what was missing."""
+        """What the user says fixed it (installing CUDA, cuDNN, zlib, a driver): that was what was missing; also told
+        as numbered steps under "I solved it by the following steps:"."""
+        if self.steps:
+            self.steps -= 1
+            if P.STEP.search(raw) and (hit := P.THING.search(raw)):
+                self.fixed_thing(hit, line)
+                return
         if not any(w in lower for w in ("fix", "solv", "resolv", "work", "trick")) or _NOT_FIXED.search(lower):
             return
-        if hit := P.FIXED_BY[0].search(raw) or P.FIXED_BY[1].search(raw):
-            thing, verb = hit.group("thing").lower(), hit.group("verb").lower()
-            if thing.startswith("zlib"):
-                self.signal("zlibwapi-named", line)
-            elif "dnn" in thing:
-                self.signal("fixed-by-cudnn", line)
-            elif thing.startswith("cuda"):
-                self.signal("fixed-by-cuda", line)
-            elif verb.startswith(("updat", "upgrad")):
-                self.signal("driver-old", line)
-            elif verb.startswith(("reinstall", "re-install")):
-                self.signal("fixed-by-driver-reinstall", line)
-            else:
-                self.signal("fixed-by-driver-install", line)
+        if P.FIXED_STEPS.search(raw):
+            self.steps = 8
+        elif hit := P.FIXED_BY[0].search(raw) or P.FIXED_BY[1].search(raw):
+            self.fixed_thing(hit, line)
+
+    def fixed_thing(self, hit: re.Match[str], line: str) -> None:
+        """The signal for what a fix installed or updated."""
+        thing, verb = hit.group("thing").lower(), hit.group("verb").lower()
+        if thing.startswith("zlib"):
+            self.signal("zlibwapi-named", line)
+        elif "dnn" in thing:
+            self.signal("fixed-by-cudnn", line)
+        elif thing.startswith("cuda"):
+            self.signal("fixed-by-cuda", line)
+        elif verb.startswith(("updat", "upgrad")):
+            self.signal("driver-old", line)
+        elif verb.startswith(("reinstall", "re-install")):
+            self.signal("fixed-by-driver-reinstall", line)
+        else:
+            self.signal("fixed-by-driver-install", line)
 
     def symptoms(self, raw: str, line: str, lower: str) -> None:
         for pattern, name, words in _SYMPTOM_GATES:
@@ -879,6 +898,7 @@ class _Reader:
             cuda_installed=tuple(f.get("cuda", ())) or tuple(f.get("cuda_major", ())),
             cudnn_installed=tuple(f.get("cudnn", ())),
             cuda_required=tuple(f.get("required", ())),
+            cuda_required_said=tuple(f.get("required_said", ())),
             cudnn_required=tuple(f.get("cudnn_required", ())),
             load_errors=tuple(f.get("loads", ())),
             loading=tuple(f.get("loading", ())),

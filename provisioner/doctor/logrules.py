@@ -728,10 +728,41 @@ def cuda_major_mismatch(c: Case) -> list[Finding]:
         # no failure line, but the GPU is not used and the build needs a major the log shows another of
         title, used = mismatch
         found.append(c.finding("cuda-major-mismatch", title, (unused.line, *used)))
+    if not found and not c.ev.load_errors and (mismatch := said_build_mismatch(c)):
+        found.append(c.finding("cuda-major-mismatch", *mismatch))
+    if (fixed := fixed_by_other_major(c)) is not None:
+        found.append(fixed)
     if c.ev.signal("torch-other-cuda"):
         title = "the torch beside onnxruntime-gpu brings CUDA libraries of another major than the build's"
         found.append(c.finding("cuda-major-mismatch", title, c.ev.lines("torch-other-cuda")))
     return found
+
+
+def said_build_mismatch(c: Case) -> tuple[str, tuple[str, ...]] | None:
+    """(title, lines) when the user says in words which CUDA major the build is for ("this onnxruntime build uses
+    cuda11"), no program or record of the release says otherwise, and the log shows another major installed."""
+    said = c.ev.cuda_required_said
+    if not said or c.ev.cuda_required or c.builds or (mismatch := build_mismatch(c)) is None:
+        return None
+    return mismatch
+
+
+def fixed_by_other_major(c: Case) -> Finding | None:
+    """Installing CUDA N fixed it while the log shows CUDA M (another major) installed: the build needed N, the CUDA
+    there was of another major (not missing: the toolkit of the build's major was)."""
+    said = c.ev.signal("fixed-by-cuda")
+    if said is None or (hit := P.CUDA_VERSION_NAMED.search(said.line)) is None:
+        return None
+    major = int(hit.group(1))
+    other = {m: line for m, line in c.installed_cuda.items() if m != major and line != said.line}
+    if not other:
+        return None
+    shown, line = min(other.items())
+    title = (
+        f"installing CUDA {major} fixed it (the log says so, in words) where CUDA {shown} was installed: the build "
+        f"needs CUDA {major}, the CUDA there was of another major"
+    )
+    return c.finding("cuda-major-mismatch", title, (said.line, line))
 
 
 def cudnn_missing(c: Case) -> list[Finding]:
@@ -769,6 +800,23 @@ def cuda_library_missing(c: Case) -> list[Finding]:
     return found
 
 
+_SYMBOL_FAMILY = {"cuda": "cudart", "cublaslt": "cublasLt"}
+
+
+def undefined_symbol_finding(c: Case, line: str) -> Finding:
+    """A library lacking a symbol of a CUDA library ("X: undefined symbol: nvrtcGetProgramLogSize"): X was built
+    against another version of that library than the one it meets (or against one that is not linked): the pair."""
+    hit = P.UNDEFINED_CUDA_SYMBOL.search(line)
+    assert hit is not None  # the evidence read the line with the same pattern
+    needing, family = hit.group(1), hit.group("family")
+    family = _SYMBOL_FAMILY.get(family.lower(), family)
+    title = (
+        f"{needing} needs a symbol of {family} that the {family} library it meets does not have: the two are of "
+        f"different versions (or {family} is not linked); the {family} it was built with is not the one found first"
+    )
+    return c.finding("library-not-on-path", title, (line,), family)
+
+
 def library_not_on_path(c: Case) -> list[Finding]:
     found = [f for f in library_findings(c) if f.code == "library-not-on-path"]
     if other := c.ev.signal("other-copy-first"):
@@ -792,6 +840,8 @@ def library_not_on_path(c: Case) -> list[Finding]:
             "found first on PATH"
         )
         found.append(c.finding("library-not-on-path", title, (proc.line,)))
+    for line in c.ev.lines("undefined-cuda-symbol"):
+        found.append(undefined_symbol_finding(c, line))
     if said := c.ev.signal("not-on-path-said"):
         library = "cudnn" if "cudnn" in said.line.lower() else None
         title = "the CUDA libraries are installed but not on the loader's path (the log says so)"

@@ -358,7 +358,14 @@ CPU_INSTALL = _compile(
     re.I,
 )
 # the CPU package required by a project ("requirements.txt has onnxruntime>=1.15", "depends on onnxruntime==1.17")
-CPU_REQUIRED = _compile(r"(?<![\w.-])onnxruntime(?![-_.\w])\s{0,2}(?:[<>=~!]=|[<>])\s{0,2}\d", re.I)
+# and said in words ("in your requirements.txt there's only onnxruntime")
+CPU_REQUIRED = _compile(
+    r"(?<![\w.-])onnxruntime(?![-_.\w])\s{0,2}(?:[<>=~!]=|[<>])\s{0,2}\d|"
+    r"requirements(?:\.txt)?\s(?:there'?s|there is|has|lists|contains|is|says|pins)\s(?:only|just)\s[`'\"]?"
+    r"onnxruntime(?![-_.\w])|(?:only|just)\s[`'\"]?onnxruntime(?![-_.\w])[`'\"]?\s(?:is\s)?in\s(?:the\s|your\s|its\s)?"
+    r"requirements",
+    re.I,
+)
 # a CUDA provider an application found missing from the available ones (its check of get_available_providers)
 CUDA_UNAVAILABLE = _compile(
     r"CUDA(?:ExecutionProvider)?\s(?:is\s)?not\s(?:available|found|in (?:the )?available)[^\n]{0,60}"
@@ -403,11 +410,37 @@ _FIXED = (  # the change made it work (not "it works fine": a healthy setup desc
 _THING = (
     r"(?P<verb>install\w{0,3}|reinstall\w{0,3}|re-install\w{0,3}|updat\w{0,3}|upgrad\w{0,3}|download\w{0,3}|"
     r"add\w{0,3})\s(?:the\s|a\s|latest\s|newer\s|proper\s|correct\s){0,2}(?P<thing>CUDA(?:\s?toolkit)?|cu?DNN|"
-    r"(?:NVIDIA\s|GPU\s)?drivers?|zlib\w{0,12})\b"
+    r"(?:NVIDIA\s|GPU\s)?drivers?|zlib\w{0,12})(?![a-z])"  # "install cuda10.2": a version may follow at once
 )
+THING = _compile(_THING, re.I)  # a step of a fix: "2. install cuda10.2 and cudnn 8.0.3"
 FIXED_BY = (  # "fixed it by installing cuDNN", "after installing CUDA 11.8 it works"
-    _compile(rf"{_FIXED}[^\n]{{0,40}}\b(?:by|after|with)\s(?:\w{{1,10}}\s)?{_THING}", re.I),
+    _compile(rf"{_FIXED}[^\n]{{0,40}}\b(?:by|after|with|was|is)\s(?:\w{{1,10}}\s)?{_THING}", re.I),
     _compile(rf"{_THING}[^\n]{{0,60}}{_FIXED}", re.I),
+)
+# the fix told as a list: "I solved this problem by following steps:" then "1. ...", "2. install cuda10.2 ..."
+FIXED_STEPS = _compile(
+    rf"{_FIXED}[^\n]{{0,40}}\b(?:following|these|the below|below|next)\s(?:\w{{1,10}}\s)?steps?\b|"
+    rf"\bsteps?\s(?:that\s|which\s)?(?:\w{{1,10}}\s)?{_FIXED}",
+    re.I,
+)
+STEP = _compile(r"^\s{0,4}(?:\d{1,2}[.)]|[-*\u2022]|step\s\d{1,2}:?)\s", re.I)
+# the CUDA version a fix installed ("installing CUDA toolkit 11.8", "install cuda10.2")
+CUDA_VERSION_NAMED = _compile(r"\bCUDA(?:\s?toolkit)?\s?v?(\d{1,2})(?:\.\d{1,2})?(?![\d])", re.I)
+# the user says in words which CUDA the onnxruntime build is made for ("this onnxruntime build uses cuda11", "ORT
+# 1.18.0 is linked against CUDA 11.8", "the wheel was compiled for CUDA 12"): a fact read from prose
+BUILD_CUDA_SAID = _compile(
+    r"(?:onnxruntime|\bORT|onnxrt)(?:[-_ ]gpu)?\b[^\n]{0,30}?\b(?:build|wheel|package|binar(?:y|ies)|version|"
+    r"\d\.\d{1,2}(?:\.\d{1,2})?)?\s?(?:is\s|was\s|are\s)?(?:uses|used|is linked against|linked against|"
+    r"compiled (?:for|with|against)|built (?:for|with|against)|is for|made for|targets)\s(?:the\s)?CUDA\s?(1\d)"
+    r"(?![\d])(?![^\n]{0,6}\?)",
+    re.I,
+)
+# an undefined symbol a CUDA library exports, in the library that needs it ("libonnxruntime_providers_cuda.so: undefined
+# symbol: nvrtcGetProgramLogSize", C++'s "_ZN5cudnn..."): that library meets another version of the symbol's library,
+# or none (a versioned symbol is VERSION_NOT_DEFINED's)
+UNDEFINED_CUDA_SYMBOL = _compile(
+    rf"(?<![\w.+-])({LIB}):?\s{{0,2}}undefined symbol:?\s{{0,2}}(?:_ZN\d{{1,3}})?"
+    r"(?P<family>cudnn|cublasLt|cublas|cufft|curand|nvrtc|cuda)(?=[A-Z_\d])\w{0,200}(?!\w|,\s?version)"
 )
 # the user says the GPU is not used (a symptom, not a cause)
 GPU_UNUSED = _compile(
@@ -469,7 +502,7 @@ UNINSTALL_BOTH = _compile(
 )
 # a check or advice naming the GPU package, not a statement that it is installed
 INSTALL_CHECK = _compile(
-    r"(?:check|make sure|ensure|verify|whether|if|please|should|need to|must)\s(?:that\s|if\s)?(?:the\s|you\s)?"
+    r"(?:check|make sure|ensure|verify|whether|if|please|should|need to|must|have to)\s(?:that\s|if\s)?(?:the\s|you\s)?"
     r"(?:\w{1,12}\s)?onnxruntime[-_]gpu",
     re.I,
 )

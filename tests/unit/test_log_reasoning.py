@@ -668,3 +668,60 @@ READ_AS = [
 @pytest.mark.parametrize(("text", "code"), READ_AS)
 def test_a_cause_is_read_from_its_evidence(text: str, code: str):
     assert codes(text)[:1] == [code]
+
+
+# --- issue 35: facts said in words, a fix told as steps, an undefined symbol's pair ---------------------------------
+
+
+def test_the_builds_cuda_said_in_words_is_compared_with_the_cuda_installed():
+    said = "My onnxruntime-gpu wheel was compiled for CUDA 11, and the container has CUDA 12.4 installed.\n"
+    findings = analyze_log(said + "None of the GPU libraries it wants are found.\n", matrix=MATRIX)
+    assert findings[0].code == "cuda-major-mismatch"
+    assert "in words" in findings[0].title  # a fact from prose, said to be one
+    # the same words beside the build's own CUDA major: nothing mismatched
+    assert "cuda-major-mismatch" not in codes(said.replace("CUDA 12.4", "CUDA 11.8"))
+    # a record of the release outranks the words: onnxruntime-gpu 1.20.0 on PyPI is a CUDA 12 build
+    listed = "onnxruntime-gpu           1.20.0\n" + said.replace("wheel was compiled", "package, I think, is built")
+    assert "cuda-major-mismatch" not in codes(listed)
+
+
+def test_installing_a_cuda_of_another_major_than_the_one_shown_fixed_it():
+    shown = "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 12.3, V12.3.52\n"
+    other = analyze_log(shown + "What finally fixed it was installing CUDA 11.8 next to it.\n", matrix=MATRIX)
+    assert other[0].code == "cuda-major-mismatch" and "CUDA 11" in other[0].title and "CUDA 12" in other[0].title
+    same = codes(shown + "What finally fixed it was installing CUDA 12.3 again.\n")
+    assert same[0] == "cuda-library-missing"  # the same major reinstalled: its libraries were what was missing
+
+
+def test_a_fix_told_as_numbered_steps_names_what_was_missing():
+    steps = "I got it to work, these are the steps that fixed it:\n1. removed the old venv\n2. installed cuDNN 9.1\n"
+    assert codes(steps)[0] == "cudnn-missing"
+    # steps to reproduce are no fix
+    assert "cudnn-missing" not in codes("To reproduce, follow these steps:\n1. install cuDNN 9.1\n2. run it\n")
+
+
+@pytest.mark.parametrize(
+    ("line", "family"),
+    [
+        (
+            "OSError: /srv/app/lib/libonnxruntime_providers_cuda.so: undefined symbol: cublasLtMatmulAlgoGetHeuristic",
+            "cublasLt",
+        ),
+        ("libcudnn_graph.so.9: undefined symbol: _ZN5cudnn7backend12DescriptorD2Ev", "cudnn"),
+        ("/opt/ort/libonnxruntime_providers_cuda.so: undefined symbol: cudaGraphInstantiateWithFlags", "cudart"),
+    ],
+)
+def test_an_undefined_symbol_of_a_cuda_library_names_the_pair_that_meets(line: str, family: str):
+    findings = analyze_log(line, matrix=MATRIX)
+    assert [(f.code, f.library) for f in findings[:1]] == [("library-not-on-path", family)]
+    needing = line.split(": undefined")[0].rsplit("/", 1)[-1].split(" ")[-1]
+    assert needing in findings[0].title and family in findings[0].title  # both libraries of the pair are named
+
+
+def test_advice_naming_the_gpu_package_is_no_install_of_it():
+    text = (
+        "Applied providers: ['CPUExecutionProvider'], so it runs on the CPU.\n"
+        "The README says you have to install onnxruntime-gpu for GPU inference,\n"
+        "but our requirements.txt has only onnxruntime.\n"
+    )
+    assert codes(text)[0] == "cpu-package-only"
