@@ -733,8 +733,12 @@ class _Reader:
             if P.STEP.search(raw) and (hit := P.THING.search(raw)):
                 self.fixed_thing(hit, line)
                 return
-        if not any(w in lower for w in ("fix", "solv", "resolv", "work", "trick")) or _NOT_FIXED.search(lower):
+        if not any(w in lower for w in ("fix", "solv", "resolv", "work", "trick", "did it")) or _NOT_FIXED.search(
+            lower
+        ):
             return
+        if P.FIXED_BY_BUILD.search(raw):
+            self.signal("fixed-by-other-build", line)
         if P.FIXED_STEPS.search(raw):
             self.steps = 8
         elif hit := P.FIXED_BY[0].search(raw) or P.FIXED_BY[1].search(raw):

@@ -732,6 +732,12 @@ def cuda_major_mismatch(c: Case) -> list[Finding]:
         found.append(c.finding("cuda-major-mismatch", *mismatch))
     if (fixed := fixed_by_other_major(c)) is not None:
         found.append(fixed)
+    if said := c.ev.signal("fixed-by-other-build"):
+        title = (
+            "another onnxruntime build, one for the CUDA installed, fixed it (the log says so, in words): the build "
+            "was made for another CUDA major"
+        )
+        found.append(c.finding("cuda-major-mismatch", title, (said.line, *c.installed_cuda.values())))
     if c.ev.signal("torch-other-cuda"):
         title = "the torch beside onnxruntime-gpu brings CUDA libraries of another major than the build's"
         found.append(c.finding("cuda-major-mismatch", title, c.ev.lines("torch-other-cuda")))

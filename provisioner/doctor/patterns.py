@@ -413,6 +413,15 @@ _THING = (
     r"(?:NVIDIA\s|GPU\s)?drivers?|zlib\w{0,12})(?![a-z])"  # "install cuda10.2": a version may follow at once
 )
 THING = _compile(_THING, re.I)  # a step of a fix: "2. install cuda10.2 and cudnn 8.0.3"
+# another onnxruntime build for the CUDA there fixed it ("I downgraded onnxruntime-gpu to the version matching my CUDA
+# and it works"): the build was for another CUDA major
+FIXED_BY_BUILD = _compile(
+    r"(?:downgrad|degrad|upgrad|chang|switch|reinstall|install)\w{0,4}\s(?:\w{1,10}\s){0,2}onnx\w{0,10}(?:[-_]gpu)?\b"
+    r"[^\n]{0,60}?(?:\b(?:suitable|matching|compatible|right|correct|proper)\s(?:\w{1,10}\s)?(?:version|build|wheel)|"
+    r"\b(?:version|build|wheel)\s(?:that\s)?(?:match\w{0,3}|compatible with|for)\s(?:my|the)\s(?:installed\s)?CUDA)"
+    rf"[^\n]{{0,60}}?(?:{_FIXED}|\bdid it\b)",
+    re.I,
+)
 FIXED_BY = (  # "fixed it by installing cuDNN", "after installing CUDA 11.8 it works"
     _compile(rf"{_FIXED}[^\n]{{0,40}}\b(?:by|after|with|was|is)\s(?:\w{{1,10}}\s)?{_THING}", re.I),
     _compile(rf"{_THING}[^\n]{{0,60}}{_FIXED}", re.I),
@@ -452,7 +461,8 @@ GPU_UNUSED = _compile(
     r"CUDA(?:ExecutionProvider)?\s(?:is\s)?not\s(?:available|found|listed)|"
     r"(?:use|using|uses|runs? on|running on)\s(?:the\s|my\s)?CPU\s(?:instead of|rather than)\s(?:the\s|my\s)?GPU|"
     r"用的是\s?CPU|只(?:能)?用\s?CPU|(?:没有|没|未)(?:使用|用上?|调用)\s?GPU|GPU\s?(?:没有|没|未)(?:被)?(?:使用|调用|利用)|"
-    r"(?:无法|不能)(?:使用|用)\s?GPU|GPU\s?不可用",
+    r"(?:无法|不能)(?:使用|用)\s?GPU|GPU\s?不可用|"
+    r"\bonly\s(?:the\s)?CPU\s(?:is|was|gets?|got)\s(?:being\s)?used\b",  # "when I run the model, only cpu is used"
     re.I,
 )
 # the JavaScript package (onnxruntime-node): its CUDA provider is a part of the Linux x64 package only

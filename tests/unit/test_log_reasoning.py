@@ -725,3 +725,15 @@ def test_advice_naming_the_gpu_package_is_no_install_of_it():
         "but our requirements.txt has only onnxruntime.\n"
     )
     assert codes(text)[0] == "cpu-package-only"
+
+
+def test_only_the_cpu_used_beside_a_build_for_another_cuda_major():
+    text = "onnxruntime-gpu 1.14.1\nnvcc: Cuda compilation tools, release 12.0, V12.0.76\nOnly the CPU is used.\n"
+    assert codes(text)[0] == "cuda-major-mismatch"  # 1.14.1 on PyPI is a CUDA 11 build (the matrix's record)
+
+
+def test_another_onnxruntime_build_for_the_cuda_there_fixed_it():
+    assert (
+        codes("Switching onnxruntime-gpu to the build matching my CUDA 12 toolkit did it.")[0] == "cuda-major-mismatch"
+    )
+    assert "cuda-major-mismatch" not in codes("I upgraded onnxruntime-gpu to the latest version, it still fails.")
