@@ -175,22 +175,27 @@ SYMPTOMS = {
 
 
 def paste_next(ev: LogEvidence) -> tuple[str, ...]:
-    """What to paste next when nothing was recognised: the outputs that show the facts this log lacks, and the
-    program's own error."""
+    """What to paste next when nothing was recognised, the one that decides first: which onnxruntime runs where the
+    log names none (its build, device and providers tell a CPU build from a failing GPU one), else the program's own
+    error output; then the facts this log lacks."""
     wanted = []
+    error_output = (
+        "the program's whole error output, with ONNX Runtime's log on: "
+        "onnxruntime.set_default_logger_severity(0) before creating the session"
+    )
+    no_error = not (ev.load_errors or ev.cuda_errors or any(s.value in SYMPTOMS for s in ev.signals))
     if not ev.onnxruntime and not ev.ort_stated:
         wanted.append(
             'python -c "import onnxruntime as ort; print(ort.__version__, ort.get_device(), '
             'ort.get_available_providers())"'
         )
         wanted.append("python -m pip list  (the onnxruntime, nvidia-*, torch and tensorrt rows)")
+    elif no_error:
+        wanted.append(error_output)
     if ev.driver is None:
         wanted.append("nvidia-smi  (the driver, its CUDA version and the GPU)")
-    if not (ev.load_errors or ev.cuda_errors or any(s.value in SYMPTOMS for s in ev.signals)):
-        wanted.append(
-            "the program's whole error output, with ONNX Runtime's log on: "
-            "onnxruntime.set_default_logger_severity(0) before creating the session"
-        )
+    if no_error and error_output not in wanted:
+        wanted.append(error_output)
     wanted.append("or run `ortprov doctor` on that machine: it probes the host and proves a real CUDA session")
     return tuple(wanted)
 

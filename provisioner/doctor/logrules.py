@@ -193,7 +193,7 @@ def unnamed_dependency(c: Case) -> Finding | None:
         return c.finding("cuda-library-missing", title, (*lines[:2], said.line))
     if module:
         title = "a DLL the CUDA provider depends on is missing (Windows error 126: CUDA, cuDNN or the MSVC runtime)"
-        return c.finding("cuda-library-missing", title, lines)
+        return c.finding("cuda-library-missing", f"{title}; {unnamed_candidates(c)}", lines)
     if cuda_path_not_loaded(c):
         # onnxruntime_pybind_state.cc throws it exactly when the provider's library did not load (its
         # TryGetProviderInfo_CUDA returned nothing) and CUDA_PATH is set: a DLL it links is not found
@@ -201,8 +201,33 @@ def unnamed_dependency(c: Case) -> Finding | None:
             "the CUDA provider's DLL could not be loaded (\"CUDA_PATH is set but CUDA wasn't able to be loaded\"): a "
             "CUDA or cuDNN DLL it links is not found"
         )
-        return c.finding("cuda-library-missing", title, lines)
+        return c.finding("cuda-library-missing", f"{title}; {unnamed_candidates(c)}", lines)
     return None
+
+
+def unnamed_candidates(c: Case) -> str:
+    """For a failure that names no library: the real candidates, ranked by what else the log shows (the build's CUDA
+    and cuDNN majors, the ones shown installed, the platform), and the command that tells them apart."""
+    build, have, cudnn, need_cudnn = c.build_cuda, c.installed_cuda, c.installed_cudnn, c.build_cudnn
+    cudnn_name = f"cuDNN {need_cudnn[0]}" if need_cudnn else "cuDNN"
+    cudnn_there = bool(cudnn) and (need_cudnn is None or need_cudnn[0] in cudnn)
+    shown = "/".join(map(str, sorted(have)))
+    if build and build[0] in have:
+        ranked = [f"{cudnn_name} missing (CUDA {build[0]} is shown installed)"] if not cudnn_there else []
+        ranked.append(f"a CUDA {build[0]} or cuDNN library off the loader's path")
+    elif build and have:
+        ranked = [f"the build's CUDA {build[0]} against the CUDA {shown} installed", f"{cudnn_name} missing"]
+    elif build:
+        ranked = [f"CUDA {build[0]}'s libraries missing", f"{cudnn_name} missing", "a library off the loader's path"]
+    elif have:
+        ranked = [f"a build for another CUDA major than the {shown} installed", f"{cudnn_name} missing"]
+        ranked.append("a library off the loader's path")
+    else:
+        ranked = ["cuDNN missing", "a CUDA library missing", "a build for another CUDA major than the one installed"]
+    if c.ev.os == "windows":
+        ranked.append("the Visual C++ runtime")
+    order = ", then ".join(ranked)
+    return f"the log names no library; from what it shows, most likely {order} (`ortprov verify --static` decides)"
 
 
 def cuda_path_not_loaded(c: Case) -> bool:
@@ -1038,6 +1063,8 @@ def gpu_provider_failed(c: Case) -> list[Finding]:
     elif c.build_cuda:
         need = f" (it needs CUDA {c.build_cuda[0]})"
     title = f"the CUDA execution provider could not be created; ONNX Runtime fell back to the CPU{need}"
+    if not ev.load_errors and not ev.loading:
+        title += f"; {unnamed_candidates(c)}"
     return [c.finding("gpu-provider-failed", title, ev.lines("provider-failed"))]
 
 

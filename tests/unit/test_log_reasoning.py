@@ -737,3 +737,41 @@ def test_another_onnxruntime_build_for_the_cuda_there_fixed_it():
         codes("Switching onnxruntime-gpu to the build matching my CUDA 12 toolkit did it.")[0] == "cuda-major-mismatch"
     )
     assert "cuda-major-mismatch" not in codes("I upgraded onnxruntime-gpu to the latest version, it still fails.")
+
+
+FAILED_ALONE = (
+    "[W:onnxruntime:Default, onnxruntime_pybind_state.cc:640 CreateExecutionProviderInstance] Failed to create "
+    "CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/execution-providers/"
+    "CUDA-ExecutionProvider.html#requirements to ensure all dependencies are met.\n"
+)
+
+
+def test_a_failure_naming_no_library_ranks_the_candidates_by_what_else_the_log_shows():
+    # the build (1.20.0: CUDA 12, cuDNN 9) and its CUDA major shown installed, no cuDNN shown: cuDNN first
+    shown = FAILED_ALONE + "onnxruntime-gpu 1.20.0\nnvcc: Cuda compilation tools, release 12.4, V12.4.131\n"
+    first = analyze_log(shown, matrix=MATRIX)[0]
+    assert first.code == "gpu-provider-failed"
+    assert first.title.index("cuDNN 9 missing") < first.title.index("off the loader's path")
+    assert "ortprov verify --static" in first.fix  # the one command that tells the candidates apart
+    # no release named, CUDA 12 shown: a build for another major comes first
+    other = analyze_log(FAILED_ALONE + "nvcc: Cuda compilation tools, release 12.4, V12.4.131\n", matrix=MATRIX)[0]
+    assert "most likely a build for another CUDA major than the 12 installed" in other.title
+    # Windows' 126 with an empty name gets the same ranking, the Visual C++ runtime last
+    win = (
+        'LoadLibrary failed with error 126 "" when trying to load "C:\\\\env\\\\Lib\\\\site-packages\\\\onnxruntime\\\\'
+        'capi\\\\onnxruntime_providers_cuda.dll"\nonnxruntime-gpu 1.20.0\nnvcc: release 12.4, V12.4.131\n'
+    )
+    found = analyze_log(win, matrix=MATRIX)[0]
+    assert found.code == "cuda-library-missing" and found.title.endswith("runtime (`ortprov verify --static` decides)")
+    assert "cuDNN 9 missing" in found.title
+
+
+def test_nothing_recognised_puts_the_paste_that_decides_first(tmp_path: Path):
+    log = tmp_path / "question.log"
+    log.write_text("I use onnxruntime-gpu 1.20.0 and it is fine?\n")
+    data = json.loads(run_ortprov("doctor", "--log", str(log), "--json", timeout=60).stdout)
+    assert data["recognised"] is False
+    assert data["paste_next"][0].startswith("the program's whole error output")  # the release is known: the error
+    log.write_text("it does not work\n")
+    data = json.loads(run_ortprov("doctor", "--log", str(log), "--json", timeout=60).stdout)
+    assert "get_available_providers" in data["paste_next"][0]  # nothing known: which onnxruntime runs, and how
