@@ -537,6 +537,11 @@ class _Reader:
                 self.signal("torch-other-cuda", line)
         for hit in P.BUILD_CUDA.finditer(raw):
             self.add("required", Seen(next(g for g in hit.groups() if g), line))
+        if build := P.CONDA_CUDA_BUILD.search(raw):  # a conda listing's CUDA build of onnxruntime: the GPU build
+            self.add("required", Seen(build.group(1), line))
+            self.signal("gpu-package-named", line)
+        if row := P.CONDA_CUDA_ROW.search(raw):  # the CUDA a conda environment pins
+            self.add("cuda", Seen(row.group(1), line))
         if not P.BUILD_CUDA.search(raw):
             for hit in P.BUILD_CUDA_SAID.finditer(raw):  # the build's CUDA told in words (Case weighs it below records)
                 self.add("required_said", Seen(hit.group(1), line))

@@ -435,12 +435,23 @@ FIXED_STEPS = _compile(
 STEP = _compile(r"^\s{0,4}(?:\d{1,2}[.)]|[-*\u2022]|step\s\d{1,2}:?)\s", re.I)
 # the CUDA version a fix installed ("installing CUDA toolkit 11.8", "install cuda10.2")
 CUDA_VERSION_NAMED = _compile(r"\bCUDA(?:\s?toolkit)?\s?v?(\d{1,2})(?:\.\d{1,2})?(?![\d])", re.I)
+# conda's listing: a CUDA build of onnxruntime (conda-forge's build string "cuda120py311h..._200"), and the CUDA the
+# environment pins (cudatoolkit, cuda-version, cuda-cudart rows): the build's major against the environment's
+CONDA_CUDA_BUILD = _compile(
+    r"^\s{0,4}onnxruntime(?:[-_]gpu)?\s{1,40}\d{1,4}\.\d{1,4}(?:\.\d{1,6})?\s{1,40}[\w.]{0,20}?cuda(1\d)\d{1,2}", re.I
+)
+CONDA_CUDA_ROW = _compile(
+    r"^\s{0,4}(?:cudatoolkit|cuda-version|cuda-cudart|cuda-runtime|cuda-toolkit|cuda-nvcc)\s{1,40}(\d{1,2}\.\d{1,3})"
+    r"(?:\.\d{1,6})?\s",
+    re.I,
+)
 # the user says in words which CUDA the onnxruntime build is made for ("this onnxruntime build uses cuda11", "ORT
 # 1.18.0 is linked against CUDA 11.8", "the wheel was compiled for CUDA 12"): a fact read from prose
 BUILD_CUDA_SAID = _compile(
     r"(?:onnxruntime|\bORT|onnxrt)(?:[-_ ]gpu)?\b[^\n]{0,30}?\b(?:build|wheel|package|binar(?:y|ies)|version|"
     r"\d\.\d{1,2}(?:\.\d{1,2})?)?\s?(?:is\s|was\s|are\s)?(?:uses|used|is linked against|linked against|"
-    r"compiled (?:for|with|against)|built (?:for|with|against)|is for|made for|targets)\s(?:the\s)?CUDA\s?(1\d)"
+    r"compiled (?:for|with|against)|built (?:for|with|against)|is for|made for|targets)\s(?:the\s)?"
+    r"(?:CUDA\s?|cudaPackages_)(1\d)"  # nixpkgs names the CUDA it builds with: cudaPackages_12
     r"(?![\d])(?![^\n]{0,6}\?)",
     re.I,
 )

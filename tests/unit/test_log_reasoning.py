@@ -775,3 +775,40 @@ def test_nothing_recognised_puts_the_paste_that_decides_first(tmp_path: Path):
     log.write_text("it does not work\n")
     data = json.loads(run_ortprov("doctor", "--log", str(log), "--json", timeout=60).stdout)
     assert "get_available_providers" in data["paste_next"][0]  # nothing known: which onnxruntime runs, and how
+
+
+def test_a_conda_environment_pins_its_cuda_and_its_onnxruntime_build_names_one():
+    listing = (
+        "# Name                    Version                   Build  Channel\n"
+        "onnxruntime               1.18.0          cuda120py311h8b2e4f5_200    conda-forge\n"
+        "cudatoolkit               11.8.0              h6a678d5_0\n"
+    )
+    failed = "Failed to load library libonnxruntime_providers_cuda.so with error: libcublas.so.12: cannot open shared"
+    assert codes(listing + failed + " object file: No such file or directory\n")[0] == "cuda-major-mismatch"
+    same = listing.replace("cudatoolkit               11.8.0", "cuda-version              12.4  ")
+    assert "cuda-major-mismatch" not in codes(same + failed + " object file: No such file or directory\n")
+
+
+def test_a_distribution_building_with_its_own_cuda_said_in_words():
+    text = "nixpkgs' onnxruntime is built with cudaPackages_12, but this host only has CUDA 11.8\nFailed to create "
+    assert codes(text + "CUDAExecutionProvider\n")[0] == "cuda-major-mismatch"
+
+
+WRAPPED = "Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open shared object"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"ai.onnxruntime.OrtException: Error code - ORT_RUNTIME_EXCEPTION - message: {WRAPPED} file\n"
+        "\tat ai.onnxruntime.OrtSession$SessionOptions.addCUDA(Native Method)\n",
+        f'Error: Error {{ code: GenericFailure, message: "{WRAPPED} file: No such file or directory\\n", ptr: 0x1 }}\n',
+        f"Error: {WRAPPED} file: No such file or directory\n    at new OnnxruntimeSessionHandler "
+        "(/srv/node_modules/onnxruntime-node/dist/backend.js:27:92)\n",
+        f"Unhandled exception. Microsoft.ML.OnnxRuntime.OnnxRuntimeException: [ErrorCode:RuntimeException] {WRAPPED} "
+        "file\n   at Microsoft.ML.OnnxRuntime.SessionOptions.AppendExecutionProvider_CUDA(Int32 deviceId)\n",
+        f"terminate called after throwing an instance of 'Ort::Exception'\n  what():  {WRAPPED} file\n",
+    ],
+)
+def test_another_bindings_exception_around_the_message_leaves_the_cause(text: str):
+    assert codes(text)[0] == "cudnn-missing"
