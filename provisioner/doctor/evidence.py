@@ -93,6 +93,7 @@ class LogEvidence:
     cudnn_installed: tuple[Seen, ...] = ()  # cuDNN versions the log shows installed ("cudnn 9.3", libcudnn8)
     cuda_required: tuple[Seen, ...] = ()  # CUDA majors the build needs ("Require ... CUDA 12.*", "cuda12" assets)
     cuda_required_said: tuple[Seen, ...] = ()  # the same said in prose ("this onnxruntime build uses cuda11"): weaker
+    cuda_fixed: tuple[Seen, ...] = ()  # CUDA majors whose install fixed it, as the log says ("installing CUDA 11.8")
     cudnn_required: tuple[Seen, ...] = ()  # cuDNN majors the build needs ("Require cuDNN 9.*")
     load_errors: tuple[LoadError, ...] = ()  # files the loader could not open
     loading: tuple[Seen, ...] = ()  # libraries that failed to load for a dependency the log does not name
@@ -544,7 +545,9 @@ class _Reader:
             self.add("cuda", Seen(row.group(1), line))
         if not P.BUILD_CUDA.search(raw):
             for hit in P.BUILD_CUDA_SAID.finditer(raw):  # the build's CUDA told in words (Case weighs it below records)
-                self.add("required_said", Seen(hit.group(1), line))
+                self.add("required_said", Seen(next(g for g in hit.groups() if g), line))
+        for hit in P.IMAGE_CUDA.finditer(raw):  # the CUDA an image ships
+            self.add("cuda", Seen(hit.group(1), line))
         for hit in P.ORT_STATED.finditer(raw):
             groups = hit.groups()
             version = next(g for g in groups[1::2] if g)
@@ -749,14 +752,19 @@ class _Reader:
             return
         if P.FIXED_BY_BUILD.search(raw):
             self.signal("fixed-by-other-build", line)
+        if image := P.FIXED_BY_IMAGE.search(raw):  # an image of another CUDA fixed it
+            self.signal("fixed-by-cuda", line)
+            self.add("fixed_cuda", Seen(image.group(1), line))
         if P.FIXED_STEPS.search(raw):
             self.steps = 8
         elif hit := P.FIXED_BY[0].search(raw) or P.FIXED_BY[1].search(raw):
             self.fixed_thing(hit, line)
 
     def fixed_thing(self, hit: re.Match[str], line: str) -> None:
-        """The signal for what a fix installed or updated."""
+        """The signal for what a fix installed or updated (and the CUDA version it installed, where it says)."""
         thing, verb = hit.group("thing").lower(), hit.group("verb").lower()
+        if thing.startswith("cuda") and (version := P.CUDA_VERSION_NAMED.match(hit.string, hit.start("thing"))):
+            self.add("fixed_cuda", Seen(version.group(1), line))
         if thing.startswith("zlib"):
             self.signal("zlibwapi-named", line)
         elif "dnn" in thing:
@@ -913,6 +921,7 @@ class _Reader:
             cudnn_installed=tuple(f.get("cudnn", ())),
             cuda_required=tuple(f.get("required", ())),
             cuda_required_said=tuple(f.get("required_said", ())),
+            cuda_fixed=tuple(f.get("fixed_cuda", ())),
             cudnn_required=tuple(f.get("cudnn_required", ())),
             load_errors=tuple(f.get("loads", ())),
             loading=tuple(f.get("loading", ())),

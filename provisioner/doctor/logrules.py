@@ -781,16 +781,16 @@ def said_build_mismatch(c: Case) -> tuple[str, tuple[str, ...]] | None:
 def fixed_by_other_major(c: Case) -> Finding | None:
     """Installing CUDA N fixed it while the log shows CUDA M (another major) installed: the build needed N, the CUDA
     there was of another major (not missing: the toolkit of the build's major was)."""
-    said = c.ev.signal("fixed-by-cuda")
-    if said is None or (hit := P.CUDA_VERSION_NAMED.search(said.line)) is None:
+    if not c.ev.cuda_fixed:
         return None
-    major = int(hit.group(1))
-    other = {m: line for m, line in c.installed_cuda.items() if m != major and line != said.line}
+    said = c.ev.cuda_fixed[0]
+    major = int(said.value)
+    other = {m: line for m, line in c.installed_cuda.items() if m != major}
     if not other:
         return None
     shown, line = min(other.items())
     title = (
-        f"installing CUDA {major} fixed it (the log says so, in words) where CUDA {shown} was installed: the build "
+        f"CUDA {major} fixed it (the log says so, in words) where CUDA {shown} was installed: the build "
         f"needs CUDA {major}, the CUDA there was of another major"
     )
     return c.finding("cuda-major-mismatch", title, (said.line, line))

@@ -66,6 +66,11 @@ MISSING = (
     # CTranslate2 (faster-whisper, often beside onnxruntime): "Library cublas64_11.dll is not found or cannot be loaded"
     _compile(rf"Library (?<![\w.+-])({LIB}) is not found or cannot be loaded", re.I),
     _compile(rf"(?:找不到|缺少|缺失|未找到)\s?{Q}?(?<![\w.+-])({LIB})", re.I),
+    # said in words: "it reports lost of libcudnn.so.9", "file not found \"libcublas.so.11\"", "libcudnn.so.8 is
+    # missing"
+    _compile(rf"\b(?:lost|lack|missing|absence)\s(?:of\s)?(?:the\s)?`?{Q}?(?<![\w.+-])({LIB})", re.I),
+    _compile(rf"\bnot found:?\s{{1,2}}`?{Q}?(?<![\w.+-])({LIB})", re.I),
+    _compile(rf"(?<![\w.+-])({SO}){Q}?`?\s(?:is\s|was\s)?(?:missing|not found)\b", re.I),
 )
 # a library that was being loaded and failed, its missing dependency unnamed (Windows error 126, "Could not load
 # library X", "Failed to load library X")
@@ -433,6 +438,18 @@ FIXED_STEPS = _compile(
     re.I,
 )
 STEP = _compile(r"^\s{0,4}(?:\d{1,2}[.)]|[-*\u2022]|step\s\d{1,2}:?)\s", re.I)
+# the CUDA an image ships ("a base image with CUDA 12", "the image uses cuda12"), and a fix that changed it ("fixes the
+# problem by using a base image that ships CUDA 11.7")
+IMAGE_CUDA = _compile(
+    r"\bimage\s(?:\w{1,12}\s)?(?:with|that ships|shipping|ships|uses|using|based on|has|bundles|includes)\s(?:the\s)?"
+    r"CUDA\s?(\d{1,2}(?:\.\d{1,2})?)(?![\d])",
+    re.I,
+)
+FIXED_BY_IMAGE = _compile(
+    rf"{_FIXED}[^\n]{{0,60}}\b(?:by|after|with)\s(?:\w{{1,10}}\s){{0,4}}image\s(?:that\s)?(?:ships|with|has|bundles|"
+    r"includes|provides|of)\s(?:the\s)?CUDA\s?(\d{1,2})",
+    re.I,
+)
 # the CUDA version a fix installed ("installing CUDA toolkit 11.8", "install cuda10.2")
 CUDA_VERSION_NAMED = _compile(r"\bCUDA(?:\s?toolkit)?\s?v?(\d{1,2})(?:\.\d{1,2})?(?![\d])", re.I)
 # conda's listing: a CUDA build of onnxruntime (conda-forge's build string "cuda120py311h..._200"), and the CUDA the
@@ -448,6 +465,9 @@ CONDA_CUDA_ROW = _compile(
 # the user says in words which CUDA the onnxruntime build is made for ("this onnxruntime build uses cuda11", "ORT
 # 1.18.0 is linked against CUDA 11.8", "the wheel was compiled for CUDA 12"): a fact read from prose
 BUILD_CUDA_SAID = _compile(
+    # the build's libraries said not found: "the ONNX runtime was unable to find the CUDA 11 libraries"
+    r"(?:onnx\s?runtime|\bORT)\b[^\n]{0,30}?\b(?:unable to|can'?t|cannot|could not|couldn'?t|fails? to|failed to)\s"
+    r"(?:find|load|locate|open)\s(?:the\s)?CUDA\s?(1\d)\s(?:libraries|libs|dlls?|files|runtime)|"
     r"(?:onnxruntime|\bORT|onnxrt)(?:[-_ ]gpu)?\b[^\n]{0,30}?\b(?:build|wheel|package|binar(?:y|ies)|version|"
     r"\d\.\d{1,2}(?:\.\d{1,2})?)?\s?(?:is\s|was\s|are\s)?(?:uses|used|is linked against|linked against|"
     r"compiled (?:for|with|against)|built (?:for|with|against)|is for|made for|targets)\s(?:the\s)?"

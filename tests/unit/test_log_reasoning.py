@@ -812,3 +812,26 @@ WRAPPED = "Failed to load library libonnxruntime_providers_cuda.so with error: l
 )
 def test_another_bindings_exception_around_the_message_leaves_the_cause(text: str):
     assert codes(text)[0] == "cudnn-missing"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (
+            "onnxruntime-gpu 1.20.0 complains about the absence of libcudnn.so.9 when the session starts",
+            "cudnn-missing",
+        ),
+        ("Creating the session fails, file not found: 'libcufft.so.11'", "cuda-library-missing"),
+        ("libcurand.so.10 is missing in the container, so the CUDA provider is skipped", "cuda-library-missing"),
+    ],
+)
+def test_a_library_file_said_missing_in_words_is_missing(text: str, code: str):
+    assert codes(text)[0] == code
+
+
+def test_an_images_cuda_against_the_cuda_the_build_needs():
+    said = "Our service ran on an image with CUDA 12.2, and ONNX Runtime could not find the CUDA 11 libraries.\n"
+    assert codes(said)[0] == "cuda-major-mismatch"
+    fixed = "The old image with CUDA 12.4 failed; it was fixed by moving to a base image that ships CUDA 11.8.\n"
+    found = analyze_log(fixed, matrix=MATRIX)[0]
+    assert found.code == "cuda-major-mismatch" and "CUDA 11 fixed it" in found.title
