@@ -98,6 +98,8 @@ class Case:
         if self.builds:
             build = self.builds[-1]
             return build.cuda_major, self._build_line()
+        if said := self.ev.cuda_required_said:  # the user's words: weaker than a program's or the matrix's record
+            return int(said[0].value), said[0].line
         return self.dated_build_cuda
 
     @property
@@ -106,6 +108,8 @@ class Case:
         if self.build_cuda is None:
             return ""
         said = f"the build needs CUDA {self.build_cuda[0]}"
+        if any(s.line == self.build_cuda[1] for s in self.ev.cuda_required_said) and not self.ev.cuda_required:
+            said += " (the log says so in words, not a program's output)"
         dated = self.dated_build_cuda
         if dated is not None and dated == self.build_cuda and self.ev.dated is not None:
             said += f" (every onnxruntime-gpu released by {self.ev.dated.value}, the log's date, was built for it)"

@@ -92,6 +92,8 @@ class LogEvidence:
     cuda_installed: tuple[Seen, ...] = ()  # CUDA versions the log shows installed (nvcc, CUDA_PATH, torch +cuNNN)
     cudnn_installed: tuple[Seen, ...] = ()  # cuDNN versions the log shows installed ("cudnn 9.3", libcudnn8)
     cuda_required: tuple[Seen, ...] = ()  # CUDA majors the build needs ("Require ... CUDA 12.*", "cuda12" assets)
+    cuda_required_said: tuple[Seen, ...] = ()  # the same said in prose ("this onnxruntime build uses cuda11"): weaker
+    cuda_fixed: tuple[Seen, ...] = ()  # CUDA majors whose install fixed it, as the log says ("installing CUDA 11.8")
     cudnn_required: tuple[Seen, ...] = ()  # cuDNN majors the build needs ("Require cuDNN 9.*")
     load_errors: tuple[LoadError, ...] = ()  # files the loader could not open
     loading: tuple[Seen, ...] = ()  # libraries that failed to load for a dependency the log does not name
@@ -174,22 +176,27 @@ SYMPTOMS = {
 
 
 def paste_next(ev: LogEvidence) -> tuple[str, ...]:
-    """What to paste next when nothing was recognised: the outputs that show the facts this log lacks, and the
-    program's own error."""
+    """What to paste next when nothing was recognised, the one that decides first: which onnxruntime runs where the
+    log names none (its build, device and providers tell a CPU build from a failing GPU one), else the program's own
+    error output; then the facts this log lacks."""
     wanted = []
+    error_output = (
+        "the program's whole error output, with ONNX Runtime's log on: "
+        "onnxruntime.set_default_logger_severity(0) before creating the session"
+    )
+    no_error = not (ev.load_errors or ev.cuda_errors or any(s.value in SYMPTOMS for s in ev.signals))
     if not ev.onnxruntime and not ev.ort_stated:
         wanted.append(
             'python -c "import onnxruntime as ort; print(ort.__version__, ort.get_device(), '
             'ort.get_available_providers())"'
         )
         wanted.append("python -m pip list  (the onnxruntime, nvidia-*, torch and tensorrt rows)")
+    elif no_error:
+        wanted.append(error_output)
     if ev.driver is None:
         wanted.append("nvidia-smi  (the driver, its CUDA version and the GPU)")
-    if not (ev.load_errors or ev.cuda_errors or any(s.value in SYMPTOMS for s in ev.signals)):
-        wanted.append(
-            "the program's whole error output, with ONNX Runtime's log on: "
-            "onnxruntime.set_default_logger_severity(0) before creating the session"
-        )
+    if no_error and error_output not in wanted:
+        wanted.append(error_output)
     wanted.append("or run `ortprov doctor` on that machine: it probes the host and proves a real CUDA session")
     return tuple(wanted)
 
@@ -279,6 +286,7 @@ class _Reader:
         self.trt_ran = False  # the last EP Error was TensorRT failing on the model (it loaded), not failing to load
         self.python_caller = False  # the program is Python (a traceback, pip, site-packages, import onnxruntime)
         self.fetched: set[str] = set()  # onnxruntime flavours pip fetched or installed
+        self.steps = 0  # lines left of a fix told as a list of steps ("solved it by the following steps:")
         self.both_fetched = False
 
     def add(self, key: str, value: object) -> None:
@@ -314,6 +322,8 @@ class _Reader:
             self.providers(raw, line, lower)
         self.symptoms(raw, line, lower)
         self.fixed_by(raw, line, lower)
+        if "undefined symbol" in lower and P.UNDEFINED_CUDA_SYMBOL.search(raw):
+            self.signal("undefined-cuda-symbol", line)
         if "cud" in lower:
             if P.CUDNN_ABSENT_SAID.search(raw):
                 self.signal("cudnn-absent-said", line)
@@ -479,7 +489,7 @@ class _Reader:
             self.signal("package-broken", line)
         if P.AUTOUPDATE_CPU.search(raw):
             self.signal("autoupdate-cpu", line)
-        if P.GPU_PACKAGE.search(raw):
+        if P.GPU_PACKAGE.search(raw) and not P.INSTALL_CHECK.search(raw):  # advice naming it is no install
             self.signal("gpu-package-named", line)
         if P.CPU_INSTALL.search(raw):
             self.signal("cpu-install-command", line)
@@ -528,6 +538,16 @@ class _Reader:
                 self.signal("torch-other-cuda", line)
         for hit in P.BUILD_CUDA.finditer(raw):
             self.add("required", Seen(next(g for g in hit.groups() if g), line))
+        if build := P.CONDA_CUDA_BUILD.search(raw):  # a conda listing's CUDA build of onnxruntime: the GPU build
+            self.add("required", Seen(build.group(1), line))
+            self.signal("gpu-package-named", line)
+        if row := P.CONDA_CUDA_ROW.search(raw):  # the CUDA a conda environment pins
+            self.add("cuda", Seen(row.group(1), line))
+        if not P.BUILD_CUDA.search(raw):
+            for hit in P.BUILD_CUDA_SAID.finditer(raw):  # the build's CUDA told in words (Case weighs it below records)
+                self.add("required_said", Seen(next(g for g in hit.groups() if g), line))
+        for hit in P.IMAGE_CUDA.finditer(raw):  # the CUDA an image ships
+            self.add("cuda", Seen(hit.group(1), line))
         for hit in P.ORT_STATED.finditer(raw):
             groups = hit.groups()
             version = next(g for g in groups[1::2] if g)
@@ -719,23 +739,44 @@ class _Reader:
             self.trt_ran = False
 
     def fixed_by(self, raw: str, line: str, lower: str) -> None:
-        """What the user says fixed it (installing CUDA, cuDNN, zlib, a driver): that was what was missing."""
-        if not any(w in lower for w in ("fix", "solv", "resolv", "work", "trick")) or _NOT_FIXED.search(lower):
+        """What the user says fixed it (installing CUDA, cuDNN, zlib, a driver): that was what was missing; also told
+        as numbered steps under "I solved it by the following steps:"."""
+        if self.steps:
+            self.steps -= 1
+            if P.STEP.search(raw) and (hit := P.THING.search(raw)):
+                self.fixed_thing(hit, line)
+                return
+        if not any(w in lower for w in ("fix", "solv", "resolv", "work", "trick", "did it")) or _NOT_FIXED.search(
+            lower
+        ):
             return
-        if hit := P.FIXED_BY[0].search(raw) or P.FIXED_BY[1].search(raw):
-            thing, verb = hit.group("thing").lower(), hit.group("verb").lower()
-            if thing.startswith("zlib"):
-                self.signal("zlibwapi-named", line)
-            elif "dnn" in thing:
-                self.signal("fixed-by-cudnn", line)
-            elif thing.startswith("cuda"):
-                self.signal("fixed-by-cuda", line)
-            elif verb.startswith(("updat", "upgrad")):
-                self.signal("driver-old", line)
-            elif verb.startswith(("reinstall", "re-install")):
-                self.signal("fixed-by-driver-reinstall", line)
-            else:
-                self.signal("fixed-by-driver-install", line)
+        if P.FIXED_BY_BUILD.search(raw):
+            self.signal("fixed-by-other-build", line)
+        if image := P.FIXED_BY_IMAGE.search(raw):  # an image of another CUDA fixed it
+            self.signal("fixed-by-cuda", line)
+            self.add("fixed_cuda", Seen(image.group(1), line))
+        if P.FIXED_STEPS.search(raw):
+            self.steps = 8
+        elif hit := P.FIXED_BY[0].search(raw) or P.FIXED_BY[1].search(raw):
+            self.fixed_thing(hit, line)
+
+    def fixed_thing(self, hit: re.Match[str], line: str) -> None:
+        """The signal for what a fix installed or updated (and the CUDA version it installed, where it says)."""
+        thing, verb = hit.group("thing").lower(), hit.group("verb").lower()
+        if thing.startswith("cuda") and (version := P.CUDA_VERSION_NAMED.match(hit.string, hit.start("thing"))):
+            self.add("fixed_cuda", Seen(version.group(1), line))
+        if thing.startswith("zlib"):
+            self.signal("zlibwapi-named", line)
+        elif "dnn" in thing:
+            self.signal("fixed-by-cudnn", line)
+        elif thing.startswith("cuda"):
+            self.signal("fixed-by-cuda", line)
+        elif verb.startswith(("updat", "upgrad")):
+            self.signal("driver-old", line)
+        elif verb.startswith(("reinstall", "re-install")):
+            self.signal("fixed-by-driver-reinstall", line)
+        else:
+            self.signal("fixed-by-driver-install", line)
 
     def symptoms(self, raw: str, line: str, lower: str) -> None:
         for pattern, name, words in _SYMPTOM_GATES:
@@ -879,6 +920,8 @@ class _Reader:
             cuda_installed=tuple(f.get("cuda", ())) or tuple(f.get("cuda_major", ())),
             cudnn_installed=tuple(f.get("cudnn", ())),
             cuda_required=tuple(f.get("required", ())),
+            cuda_required_said=tuple(f.get("required_said", ())),
+            cuda_fixed=tuple(f.get("fixed_cuda", ())),
             cudnn_required=tuple(f.get("cudnn_required", ())),
             load_errors=tuple(f.get("loads", ())),
             loading=tuple(f.get("loading", ())),

@@ -73,9 +73,10 @@ def _cudnn(f: Fixes, library: str | None, subject: str | None) -> str:
 def _cuda_library(f: Fixes, library: str | None, subject: str | None) -> str:
     wheel = f.package(library)
     by_hand = f"{f.pip} install {wheel}" if wheel else f'{f.pip} install "onnxruntime-gpu[cuda,cudnn]"'
+    decide = "" if library else f"; `ortprov verify --static --python {f.python}` names the library that is missing"
     return (
         f"{f.apply}  (installs the {library or 'CUDA'} wheel the plan pins); by hand: "
-        f"{by_hand} and call onnxruntime.preload_dlls()"
+        f"{by_hand} and call onnxruntime.preload_dlls(){decide}"
     )
 
 
@@ -193,8 +194,9 @@ FIXES: dict[str, FixText] = {
     ),
     "unsupported-gpu-arch": _unsupported_arch,
     "gpu-provider-failed": lambda f, lib, s: (
-        f"ortprov doctor --python {f.python}  on the failing machine names the missing piece (most often cuDNN or a "
-        "CUDA library not on the loader path)"
+        f"ortprov verify --static --python {f.python}  decides it, without a GPU: each library the CUDA provider "
+        "loads, missing, of another CUDA major or found only off the loader's path; on the failing machine "
+        f"`ortprov doctor --python {f.python}` names the missing piece and its fix"
     ),
     "gpu-out-of-memory": lambda f, lib, s: (
         "free GPU memory (other processes: `nvidia-smi`), lower the batch size, or cap ONNX Runtime with the CUDA "

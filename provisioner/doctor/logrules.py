@@ -193,7 +193,7 @@ def unnamed_dependency(c: Case) -> Finding | None:
         return c.finding("cuda-library-missing", title, (*lines[:2], said.line))
     if module:
         title = "a DLL the CUDA provider depends on is missing (Windows error 126: CUDA, cuDNN or the MSVC runtime)"
-        return c.finding("cuda-library-missing", title, lines)
+        return c.finding("cuda-library-missing", f"{title}; {unnamed_candidates(c)}", lines)
     if cuda_path_not_loaded(c):
         # onnxruntime_pybind_state.cc throws it exactly when the provider's library did not load (its
         # TryGetProviderInfo_CUDA returned nothing) and CUDA_PATH is set: a DLL it links is not found
@@ -201,8 +201,33 @@ def unnamed_dependency(c: Case) -> Finding | None:
             "the CUDA provider's DLL could not be loaded (\"CUDA_PATH is set but CUDA wasn't able to be loaded\"): a "
             "CUDA or cuDNN DLL it links is not found"
         )
-        return c.finding("cuda-library-missing", title, lines)
+        return c.finding("cuda-library-missing", f"{title}; {unnamed_candidates(c)}", lines)
     return None
+
+
+def unnamed_candidates(c: Case) -> str:
+    """For a failure that names no library: the real candidates, ranked by what else the log shows (the build's CUDA
+    and cuDNN majors, the ones shown installed, the platform), and the command that tells them apart."""
+    build, have, cudnn, need_cudnn = c.build_cuda, c.installed_cuda, c.installed_cudnn, c.build_cudnn
+    cudnn_name = f"cuDNN {need_cudnn[0]}" if need_cudnn else "cuDNN"
+    cudnn_there = bool(cudnn) and (need_cudnn is None or need_cudnn[0] in cudnn)
+    shown = "/".join(map(str, sorted(have)))
+    if build and build[0] in have:
+        ranked = [f"{cudnn_name} missing (CUDA {build[0]} is shown installed)"] if not cudnn_there else []
+        ranked.append(f"a CUDA {build[0]} or cuDNN library off the loader's path")
+    elif build and have:
+        ranked = [f"the build's CUDA {build[0]} against the CUDA {shown} installed", f"{cudnn_name} missing"]
+    elif build:
+        ranked = [f"CUDA {build[0]}'s libraries missing", f"{cudnn_name} missing", "a library off the loader's path"]
+    elif have:
+        ranked = [f"a build for another CUDA major than the {shown} installed", f"{cudnn_name} missing"]
+        ranked.append("a library off the loader's path")
+    else:
+        ranked = ["cuDNN missing", "a CUDA library missing", "a build for another CUDA major than the one installed"]
+    if c.ev.os == "windows":
+        ranked.append("the Visual C++ runtime")
+    order = ", then ".join(ranked)
+    return f"the log names no library; from what it shows, most likely {order} (`ortprov verify --static` decides)"
 
 
 def cuda_path_not_loaded(c: Case) -> bool:
@@ -728,10 +753,47 @@ def cuda_major_mismatch(c: Case) -> list[Finding]:
         # no failure line, but the GPU is not used and the build needs a major the log shows another of
         title, used = mismatch
         found.append(c.finding("cuda-major-mismatch", title, (unused.line, *used)))
+    if not found and not c.ev.load_errors and (mismatch := said_build_mismatch(c)):
+        found.append(c.finding("cuda-major-mismatch", *mismatch))
+    if (fixed := fixed_by_other_major(c)) is not None:
+        found.append(fixed)
+    if said := c.ev.signal("fixed-by-other-build"):
+        title = (
+            "another onnxruntime build, one for the CUDA installed, fixed it (the log says so, in words): the build "
+            "was made for another CUDA major"
+        )
+        found.append(c.finding("cuda-major-mismatch", title, (said.line, *c.installed_cuda.values())))
     if c.ev.signal("torch-other-cuda"):
         title = "the torch beside onnxruntime-gpu brings CUDA libraries of another major than the build's"
         found.append(c.finding("cuda-major-mismatch", title, c.ev.lines("torch-other-cuda")))
     return found
+
+
+def said_build_mismatch(c: Case) -> tuple[str, tuple[str, ...]] | None:
+    """(title, lines) when the user says in words which CUDA major the build is for ("this onnxruntime build uses
+    cuda11"), no program or record of the release says otherwise, and the log shows another major installed."""
+    said = c.ev.cuda_required_said
+    if not said or c.ev.cuda_required or c.builds or (mismatch := build_mismatch(c)) is None:
+        return None
+    return mismatch
+
+
+def fixed_by_other_major(c: Case) -> Finding | None:
+    """Installing CUDA N fixed it while the log shows CUDA M (another major) installed: the build needed N, the CUDA
+    there was of another major (not missing: the toolkit of the build's major was)."""
+    if not c.ev.cuda_fixed:
+        return None
+    said = c.ev.cuda_fixed[0]
+    major = int(said.value)
+    other = {m: line for m, line in c.installed_cuda.items() if m != major}
+    if not other:
+        return None
+    shown, line = min(other.items())
+    title = (
+        f"CUDA {major} fixed it (the log says so, in words) where CUDA {shown} was installed: the build "
+        f"needs CUDA {major}, the CUDA there was of another major"
+    )
+    return c.finding("cuda-major-mismatch", title, (said.line, line))
 
 
 def cudnn_missing(c: Case) -> list[Finding]:
@@ -769,6 +831,23 @@ def cuda_library_missing(c: Case) -> list[Finding]:
     return found
 
 
+_SYMBOL_FAMILY = {"cuda": "cudart", "cublaslt": "cublasLt"}
+
+
+def undefined_symbol_finding(c: Case, line: str) -> Finding:
+    """A library lacking a symbol of a CUDA library ("X: undefined symbol: nvrtcGetProgramLogSize"): X was built
+    against another version of that library than the one it meets (or against one that is not linked): the pair."""
+    hit = P.UNDEFINED_CUDA_SYMBOL.search(line)
+    assert hit is not None  # the evidence read the line with the same pattern
+    needing, family = hit.group(1), hit.group("family")
+    family = _SYMBOL_FAMILY.get(family.lower(), family)
+    title = (
+        f"{needing} needs a symbol of {family} that the {family} library it meets does not have: the two are of "
+        f"different versions (or {family} is not linked); the {family} it was built with is not the one found first"
+    )
+    return c.finding("library-not-on-path", title, (line,), family)
+
+
 def library_not_on_path(c: Case) -> list[Finding]:
     found = [f for f in library_findings(c) if f.code == "library-not-on-path"]
     if other := c.ev.signal("other-copy-first"):
@@ -792,6 +871,8 @@ def library_not_on_path(c: Case) -> list[Finding]:
             "found first on PATH"
         )
         found.append(c.finding("library-not-on-path", title, (proc.line,)))
+    for line in c.ev.lines("undefined-cuda-symbol"):
+        found.append(undefined_symbol_finding(c, line))
     if said := c.ev.signal("not-on-path-said"):
         library = "cudnn" if "cudnn" in said.line.lower() else None
         title = "the CUDA libraries are installed but not on the loader's path (the log says so)"
@@ -982,6 +1063,8 @@ def gpu_provider_failed(c: Case) -> list[Finding]:
     elif c.build_cuda:
         need = f" (it needs CUDA {c.build_cuda[0]})"
     title = f"the CUDA execution provider could not be created; ONNX Runtime fell back to the CPU{need}"
+    if not ev.load_errors and not ev.loading:
+        title += f"; {unnamed_candidates(c)}"
     return [c.finding("gpu-provider-failed", title, ev.lines("provider-failed"))]
 
 

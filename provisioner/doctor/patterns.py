@@ -66,6 +66,11 @@ MISSING = (
     # CTranslate2 (faster-whisper, often beside onnxruntime): "Library cublas64_11.dll is not found or cannot be loaded"
     _compile(rf"Library (?<![\w.+-])({LIB}) is not found or cannot be loaded", re.I),
     _compile(rf"(?:找不到|缺少|缺失|未找到)\s?{Q}?(?<![\w.+-])({LIB})", re.I),
+    # said in words: "it reports lost of libcudnn.so.9", "file not found \"libcublas.so.11\"", "libcudnn.so.8 is
+    # missing"
+    _compile(rf"\b(?:lost|lack|missing|absence)\s(?:of\s)?(?:the\s)?`?{Q}?(?<![\w.+-])({LIB})", re.I),
+    _compile(rf"\bnot found:?\s{{1,2}}`?{Q}?(?<![\w.+-])({LIB})", re.I),
+    _compile(rf"(?<![\w.+-])({SO}){Q}?`?\s(?:is\s|was\s)?(?:missing|not found)\b", re.I),
 )
 # a library that was being loaded and failed, its missing dependency unnamed (Windows error 126, "Could not load
 # library X", "Failed to load library X")
@@ -358,7 +363,14 @@ CPU_INSTALL = _compile(
     re.I,
 )
 # the CPU package required by a project ("requirements.txt has onnxruntime>=1.15", "depends on onnxruntime==1.17")
-CPU_REQUIRED = _compile(r"(?<![\w.-])onnxruntime(?![-_.\w])\s{0,2}(?:[<>=~!]=|[<>])\s{0,2}\d", re.I)
+# and said in words ("in your requirements.txt there's only onnxruntime")
+CPU_REQUIRED = _compile(
+    r"(?<![\w.-])onnxruntime(?![-_.\w])\s{0,2}(?:[<>=~!]=|[<>])\s{0,2}\d|"
+    r"requirements(?:\.txt)?\s(?:there'?s|there is|has|lists|contains|is|says|pins)\s(?:only|just)\s[`'\"]?"
+    r"onnxruntime(?![-_.\w])|(?:only|just)\s[`'\"]?onnxruntime(?![-_.\w])[`'\"]?\s(?:is\s)?in\s(?:the\s|your\s|its\s)?"
+    r"requirements",
+    re.I,
+)
 # a CUDA provider an application found missing from the available ones (its check of get_available_providers)
 CUDA_UNAVAILABLE = _compile(
     r"CUDA(?:ExecutionProvider)?\s(?:is\s)?not\s(?:available|found|in (?:the )?available)[^\n]{0,60}"
@@ -403,11 +415,72 @@ _FIXED = (  # the change made it work (not "it works fine": a healthy setup desc
 _THING = (
     r"(?P<verb>install\w{0,3}|reinstall\w{0,3}|re-install\w{0,3}|updat\w{0,3}|upgrad\w{0,3}|download\w{0,3}|"
     r"add\w{0,3})\s(?:the\s|a\s|latest\s|newer\s|proper\s|correct\s){0,2}(?P<thing>CUDA(?:\s?toolkit)?|cu?DNN|"
-    r"(?:NVIDIA\s|GPU\s)?drivers?|zlib\w{0,12})\b"
+    r"(?:NVIDIA\s|GPU\s)?drivers?|zlib\w{0,12})(?![a-z])"  # "install cuda10.2": a version may follow at once
+)
+THING = _compile(_THING, re.I)  # a step of a fix: "2. install cuda10.2 and cudnn 8.0.3"
+# another onnxruntime build for the CUDA there fixed it ("I downgraded onnxruntime-gpu to the version matching my CUDA
+# and it works"): the build was for another CUDA major
+FIXED_BY_BUILD = _compile(
+    r"(?:downgrad|degrad|upgrad|chang|switch|reinstall|install)\w{0,4}\s(?:\w{1,10}\s){0,2}onnx\w{0,10}(?:[-_]gpu)?\b"
+    r"[^\n]{0,60}?(?:\b(?:suitable|matching|compatible|right|correct|proper)\s(?:\w{1,10}\s)?(?:version|build|wheel)|"
+    r"\b(?:version|build|wheel)\s(?:that\s)?(?:match\w{0,3}|compatible with|for)\s(?:my|the)\s(?:installed\s)?CUDA)"
+    rf"[^\n]{{0,60}}?(?:{_FIXED}|\bdid it\b)",
+    re.I,
 )
 FIXED_BY = (  # "fixed it by installing cuDNN", "after installing CUDA 11.8 it works"
-    _compile(rf"{_FIXED}[^\n]{{0,40}}\b(?:by|after|with)\s(?:\w{{1,10}}\s)?{_THING}", re.I),
+    _compile(rf"{_FIXED}[^\n]{{0,40}}\b(?:by|after|with|was|is)\s(?:\w{{1,10}}\s)?{_THING}", re.I),
     _compile(rf"{_THING}[^\n]{{0,60}}{_FIXED}", re.I),
+)
+# the fix told as a list: "I solved this problem by following steps:" then "1. ...", "2. install cuda10.2 ..."
+FIXED_STEPS = _compile(
+    rf"{_FIXED}[^\n]{{0,40}}\b(?:following|these|the below|below|next)\s(?:\w{{1,10}}\s)?steps?\b|"
+    rf"\bsteps?\s(?:that\s|which\s)?(?:\w{{1,10}}\s)?{_FIXED}",
+    re.I,
+)
+STEP = _compile(r"^\s{0,4}(?:\d{1,2}[.)]|[-*\u2022]|step\s\d{1,2}:?)\s", re.I)
+# the CUDA an image ships ("a base image with CUDA 12", "the image uses cuda12"), and a fix that changed it ("fixes the
+# problem by using a base image that ships CUDA 11.7")
+IMAGE_CUDA = _compile(
+    r"\bimage\s(?:\w{1,12}\s)?(?:with|that ships|shipping|ships|uses|using|based on|has|bundles|includes)\s(?:the\s)?"
+    r"CUDA\s?(\d{1,2}(?:\.\d{1,2})?)(?![\d])",
+    re.I,
+)
+FIXED_BY_IMAGE = _compile(
+    rf"{_FIXED}[^\n]{{0,60}}\b(?:by|after|with)\s(?:\w{{1,10}}\s){{0,4}}image\s(?:that\s)?(?:ships|with|has|bundles|"
+    r"includes|provides|of)\s(?:the\s)?CUDA\s?(\d{1,2})",
+    re.I,
+)
+# the CUDA version a fix installed ("installing CUDA toolkit 11.8", "install cuda10.2")
+CUDA_VERSION_NAMED = _compile(r"\bCUDA(?:\s?toolkit)?\s?v?(\d{1,2})(?:\.\d{1,2})?(?![\d])", re.I)
+# conda's listing: a CUDA build of onnxruntime (conda-forge's build string "cuda120py311h..._200"), and the CUDA the
+# environment pins (cudatoolkit, cuda-version, cuda-cudart rows): the build's major against the environment's
+CONDA_CUDA_BUILD = _compile(
+    r"^\s{0,4}onnxruntime(?:[-_]gpu)?\s{1,40}\d{1,4}\.\d{1,4}(?:\.\d{1,6})?\s{1,40}[\w.]{0,20}?cuda(1\d)\d{1,2}", re.I
+)
+CONDA_CUDA_ROW = _compile(
+    r"^\s{0,4}(?:cudatoolkit|cuda-version|cuda-cudart|cuda-runtime|cuda-toolkit|cuda-nvcc)\s{1,40}(\d{1,2}\.\d{1,3})"
+    r"(?:\.\d{1,6})?\s",
+    re.I,
+)
+# the user says in words which CUDA the onnxruntime build is made for ("this onnxruntime build uses cuda11", "ORT
+# 1.18.0 is linked against CUDA 11.8", "the wheel was compiled for CUDA 12"): a fact read from prose
+BUILD_CUDA_SAID = _compile(
+    # the build's libraries said not found: "the ONNX runtime was unable to find the CUDA 11 libraries"
+    r"(?:onnx\s?runtime|\bORT)\b[^\n]{0,30}?\b(?:unable to|can'?t|cannot|could not|couldn'?t|fails? to|failed to)\s"
+    r"(?:find|load|locate|open)\s(?:the\s)?CUDA\s?(1\d)\s(?:libraries|libs|dlls?|files|runtime)|"
+    r"(?:onnxruntime|\bORT|onnxrt)(?:[-_ ]gpu)?\b[^\n]{0,30}?\b(?:build|wheel|package|binar(?:y|ies)|version|"
+    r"\d\.\d{1,2}(?:\.\d{1,2})?)?\s?(?:is\s|was\s|are\s)?(?:uses|used|is linked against|linked against|"
+    r"compiled (?:for|with|against)|built (?:for|with|against)|is for|made for|targets)\s(?:the\s)?"
+    r"(?:CUDA\s?|cudaPackages_)(1\d)"  # nixpkgs names the CUDA it builds with: cudaPackages_12
+    r"(?![\d])(?![^\n]{0,6}\?)",
+    re.I,
+)
+# an undefined symbol a CUDA library exports, in the library that needs it ("libonnxruntime_providers_cuda.so: undefined
+# symbol: nvrtcGetProgramLogSize", C++'s "_ZN5cudnn..."): that library meets another version of the symbol's library,
+# or none (a versioned symbol is VERSION_NOT_DEFINED's)
+UNDEFINED_CUDA_SYMBOL = _compile(
+    rf"(?<![\w.+-])({LIB}):?\s{{0,2}}undefined symbol:?\s{{0,2}}(?:_ZN\d{{1,3}})?"
+    r"(?P<family>cudnn|cublasLt|cublas|cufft|curand|nvrtc|cuda)(?=[A-Z_\d])\w{0,200}(?!\w|,\s?version)"
 )
 # the user says the GPU is not used (a symptom, not a cause)
 GPU_UNUSED = _compile(
@@ -419,7 +492,8 @@ GPU_UNUSED = _compile(
     r"CUDA(?:ExecutionProvider)?\s(?:is\s)?not\s(?:available|found|listed)|"
     r"(?:use|using|uses|runs? on|running on)\s(?:the\s|my\s)?CPU\s(?:instead of|rather than)\s(?:the\s|my\s)?GPU|"
     r"用的是\s?CPU|只(?:能)?用\s?CPU|(?:没有|没|未)(?:使用|用上?|调用)\s?GPU|GPU\s?(?:没有|没|未)(?:被)?(?:使用|调用|利用)|"
-    r"(?:无法|不能)(?:使用|用)\s?GPU|GPU\s?不可用",
+    r"(?:无法|不能)(?:使用|用)\s?GPU|GPU\s?不可用|"
+    r"\bonly\s(?:the\s)?CPU\s(?:is|was|gets?|got)\s(?:being\s)?used\b",  # "when I run the model, only cpu is used"
     re.I,
 )
 # the JavaScript package (onnxruntime-node): its CUDA provider is a part of the Linux x64 package only
@@ -469,7 +543,7 @@ UNINSTALL_BOTH = _compile(
 )
 # a check or advice naming the GPU package, not a statement that it is installed
 INSTALL_CHECK = _compile(
-    r"(?:check|make sure|ensure|verify|whether|if|please|should|need to|must)\s(?:that\s|if\s)?(?:the\s|you\s)?"
+    r"(?:check|make sure|ensure|verify|whether|if|please|should|need to|must|have to)\s(?:that\s|if\s)?(?:the\s|you\s)?"
     r"(?:\w{1,12}\s)?onnxruntime[-_]gpu",
     re.I,
 )

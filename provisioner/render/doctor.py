@@ -81,7 +81,7 @@ def unrecognised(read: tuple[str, ...], paste: tuple[str, ...]) -> list[str]:
     """What the log showed and what to paste next, under "no known failure recognised"."""
     lines = ["", "read from the log:"]
     lines += [f"  - {fact}" for fact in read] or ["  nothing about ONNX Runtime, CUDA, cuDNN or the GPU"]
-    lines += ["", "paste next (the output of):"]
+    lines += ["", "paste next (the output of; the first one decides, the others help):"]
     lines += [f"  - {step}" for step in paste]
     return lines
 

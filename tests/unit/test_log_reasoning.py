@@ -668,3 +668,170 @@ READ_AS = [
 @pytest.mark.parametrize(("text", "code"), READ_AS)
 def test_a_cause_is_read_from_its_evidence(text: str, code: str):
     assert codes(text)[:1] == [code]
+
+
+# --- issue 35: facts said in words, a fix told as steps, an undefined symbol's pair ---------------------------------
+
+
+def test_the_builds_cuda_said_in_words_is_compared_with_the_cuda_installed():
+    said = "My onnxruntime-gpu wheel was compiled for CUDA 11, and the container has CUDA 12.4 installed.\n"
+    findings = analyze_log(said + "None of the GPU libraries it wants are found.\n", matrix=MATRIX)
+    assert findings[0].code == "cuda-major-mismatch"
+    assert "in words" in findings[0].title  # a fact from prose, said to be one
+    # the same words beside the build's own CUDA major: nothing mismatched
+    assert "cuda-major-mismatch" not in codes(said.replace("CUDA 12.4", "CUDA 11.8"))
+    # a record of the release outranks the words: onnxruntime-gpu 1.20.0 on PyPI is a CUDA 12 build
+    listed = "onnxruntime-gpu           1.20.0\n" + said.replace("wheel was compiled", "package, I think, is built")
+    assert "cuda-major-mismatch" not in codes(listed)
+
+
+def test_installing_a_cuda_of_another_major_than_the_one_shown_fixed_it():
+    shown = "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 12.3, V12.3.52\n"
+    other = analyze_log(shown + "What finally fixed it was installing CUDA 11.8 next to it.\n", matrix=MATRIX)
+    assert other[0].code == "cuda-major-mismatch" and "CUDA 11" in other[0].title and "CUDA 12" in other[0].title
+    same = codes(shown + "What finally fixed it was installing CUDA 12.3 again.\n")
+    assert same[0] == "cuda-library-missing"  # the same major reinstalled: its libraries were what was missing
+
+
+def test_a_fix_told_as_numbered_steps_names_what_was_missing():
+    steps = "I got it to work, these are the steps that fixed it:\n1. removed the old venv\n2. installed cuDNN 9.1\n"
+    assert codes(steps)[0] == "cudnn-missing"
+    # steps to reproduce are no fix
+    assert "cudnn-missing" not in codes("To reproduce, follow these steps:\n1. install cuDNN 9.1\n2. run it\n")
+
+
+@pytest.mark.parametrize(
+    ("line", "family"),
+    [
+        (
+            "OSError: /srv/app/lib/libonnxruntime_providers_cuda.so: undefined symbol: cublasLtMatmulAlgoGetHeuristic",
+            "cublasLt",
+        ),
+        ("libcudnn_graph.so.9: undefined symbol: _ZN5cudnn7backend12DescriptorD2Ev", "cudnn"),
+        ("/opt/ort/libonnxruntime_providers_cuda.so: undefined symbol: cudaGraphInstantiateWithFlags", "cudart"),
+    ],
+)
+def test_an_undefined_symbol_of_a_cuda_library_names_the_pair_that_meets(line: str, family: str):
+    findings = analyze_log(line, matrix=MATRIX)
+    assert [(f.code, f.library) for f in findings[:1]] == [("library-not-on-path", family)]
+    needing = line.split(": undefined")[0].rsplit("/", 1)[-1].split(" ")[-1]
+    assert needing in findings[0].title and family in findings[0].title  # both libraries of the pair are named
+
+
+def test_advice_naming_the_gpu_package_is_no_install_of_it():
+    text = (
+        "Applied providers: ['CPUExecutionProvider'], so it runs on the CPU.\n"
+        "The README says you have to install onnxruntime-gpu for GPU inference,\n"
+        "but our requirements.txt has only onnxruntime.\n"
+    )
+    assert codes(text)[0] == "cpu-package-only"
+
+
+def test_only_the_cpu_used_beside_a_build_for_another_cuda_major():
+    text = "onnxruntime-gpu 1.14.1\nnvcc: Cuda compilation tools, release 12.0, V12.0.76\nOnly the CPU is used.\n"
+    assert codes(text)[0] == "cuda-major-mismatch"  # 1.14.1 on PyPI is a CUDA 11 build (the matrix's record)
+
+
+def test_another_onnxruntime_build_for_the_cuda_there_fixed_it():
+    assert (
+        codes("Switching onnxruntime-gpu to the build matching my CUDA 12 toolkit did it.")[0] == "cuda-major-mismatch"
+    )
+    assert "cuda-major-mismatch" not in codes("I upgraded onnxruntime-gpu to the latest version, it still fails.")
+
+
+FAILED_ALONE = (
+    "[W:onnxruntime:Default, onnxruntime_pybind_state.cc:640 CreateExecutionProviderInstance] Failed to create "
+    "CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/execution-providers/"
+    "CUDA-ExecutionProvider.html#requirements to ensure all dependencies are met.\n"
+)
+
+
+def test_a_failure_naming_no_library_ranks_the_candidates_by_what_else_the_log_shows():
+    # the build (1.20.0: CUDA 12, cuDNN 9) and its CUDA major shown installed, no cuDNN shown: cuDNN first
+    shown = FAILED_ALONE + "onnxruntime-gpu 1.20.0\nnvcc: Cuda compilation tools, release 12.4, V12.4.131\n"
+    first = analyze_log(shown, matrix=MATRIX)[0]
+    assert first.code == "gpu-provider-failed"
+    assert first.title.index("cuDNN 9 missing") < first.title.index("off the loader's path")
+    assert "ortprov verify --static" in first.fix  # the one command that tells the candidates apart
+    # no release named, CUDA 12 shown: a build for another major comes first
+    other = analyze_log(FAILED_ALONE + "nvcc: Cuda compilation tools, release 12.4, V12.4.131\n", matrix=MATRIX)[0]
+    assert "most likely a build for another CUDA major than the 12 installed" in other.title
+    # Windows' 126 with an empty name gets the same ranking, the Visual C++ runtime last
+    win = (
+        'LoadLibrary failed with error 126 "" when trying to load "C:\\\\env\\\\Lib\\\\site-packages\\\\onnxruntime\\\\'
+        'capi\\\\onnxruntime_providers_cuda.dll"\nonnxruntime-gpu 1.20.0\nnvcc: release 12.4, V12.4.131\n'
+    )
+    found = analyze_log(win, matrix=MATRIX)[0]
+    assert found.code == "cuda-library-missing" and found.title.endswith("runtime (`ortprov verify --static` decides)")
+    assert "cuDNN 9 missing" in found.title
+
+
+def test_nothing_recognised_puts_the_paste_that_decides_first(tmp_path: Path):
+    log = tmp_path / "question.log"
+    log.write_text("I use onnxruntime-gpu 1.20.0 and it is fine?\n")
+    data = json.loads(run_ortprov("doctor", "--log", str(log), "--json", timeout=60).stdout)
+    assert data["recognised"] is False
+    assert data["paste_next"][0].startswith("the program's whole error output")  # the release is known: the error
+    log.write_text("it does not work\n")
+    data = json.loads(run_ortprov("doctor", "--log", str(log), "--json", timeout=60).stdout)
+    assert "get_available_providers" in data["paste_next"][0]  # nothing known: which onnxruntime runs, and how
+
+
+def test_a_conda_environment_pins_its_cuda_and_its_onnxruntime_build_names_one():
+    listing = (
+        "# Name                    Version                   Build  Channel\n"
+        "onnxruntime               1.18.0          cuda120py311h8b2e4f5_200    conda-forge\n"
+        "cudatoolkit               11.8.0              h6a678d5_0\n"
+    )
+    failed = "Failed to load library libonnxruntime_providers_cuda.so with error: libcublas.so.12: cannot open shared"
+    assert codes(listing + failed + " object file: No such file or directory\n")[0] == "cuda-major-mismatch"
+    same = listing.replace("cudatoolkit               11.8.0", "cuda-version              12.4  ")
+    assert "cuda-major-mismatch" not in codes(same + failed + " object file: No such file or directory\n")
+
+
+def test_a_distribution_building_with_its_own_cuda_said_in_words():
+    text = "nixpkgs' onnxruntime is built with cudaPackages_12, but this host only has CUDA 11.8\nFailed to create "
+    assert codes(text + "CUDAExecutionProvider\n")[0] == "cuda-major-mismatch"
+
+
+WRAPPED = "Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open shared object"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"ai.onnxruntime.OrtException: Error code - ORT_RUNTIME_EXCEPTION - message: {WRAPPED} file\n"
+        "\tat ai.onnxruntime.OrtSession$SessionOptions.addCUDA(Native Method)\n",
+        f'Error: Error {{ code: GenericFailure, message: "{WRAPPED} file: No such file or directory\\n", ptr: 0x1 }}\n',
+        f"Error: {WRAPPED} file: No such file or directory\n    at new OnnxruntimeSessionHandler "
+        "(/srv/node_modules/onnxruntime-node/dist/backend.js:27:92)\n",
+        f"Unhandled exception. Microsoft.ML.OnnxRuntime.OnnxRuntimeException: [ErrorCode:RuntimeException] {WRAPPED} "
+        "file\n   at Microsoft.ML.OnnxRuntime.SessionOptions.AppendExecutionProvider_CUDA(Int32 deviceId)\n",
+        f"terminate called after throwing an instance of 'Ort::Exception'\n  what():  {WRAPPED} file\n",
+    ],
+)
+def test_another_bindings_exception_around_the_message_leaves_the_cause(text: str):
+    assert codes(text)[0] == "cudnn-missing"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (
+            "onnxruntime-gpu 1.20.0 complains about the absence of libcudnn.so.9 when the session starts",
+            "cudnn-missing",
+        ),
+        ("Creating the session fails, file not found: 'libcufft.so.11'", "cuda-library-missing"),
+        ("libcurand.so.10 is missing in the container, so the CUDA provider is skipped", "cuda-library-missing"),
+    ],
+)
+def test_a_library_file_said_missing_in_words_is_missing(text: str, code: str):
+    assert codes(text)[0] == code
+
+
+def test_an_images_cuda_against_the_cuda_the_build_needs():
+    said = "Our service ran on an image with CUDA 12.2, and ONNX Runtime could not find the CUDA 11 libraries.\n"
+    assert codes(said)[0] == "cuda-major-mismatch"
+    fixed = "The old image with CUDA 12.4 failed; it was fixed by moving to a base image that ships CUDA 11.8.\n"
+    found = analyze_log(fixed, matrix=MATRIX)[0]
+    assert found.code == "cuda-major-mismatch" and "CUDA 11 fixed it" in found.title
