@@ -519,6 +519,24 @@ def build_gpu_code(build: OrtBuild, platform: str) -> tuple[tuple[str, ...], tup
     return (cuda.kernels, cuda.ptx) if cuda else ((), ())
 
 
+def pypi_twin(matrix: Matrix, build: OrtBuild, platform: str) -> OrtBuild | None:
+    """For a build whose `platform` wheels were not read (a side feed's): the PyPI build of the same release
+    (same sources, same build scripts) whose `platform` wheels were read; None when there is none."""
+    if build_gpu_code(build, platform) is not None:
+        return None
+    return next(
+        (
+            other
+            for other in matrix.builds
+            if other is not build
+            and other.ort_version == build.ort_version
+            and other.index_url is None
+            and build_gpu_code(other, platform) is not None
+        ),
+        None,
+    )
+
+
 def builds_with_code_for(matrix: Matrix, cc: str, platform: str) -> tuple[OrtBuild, ...]:
     """The builds whose `platform` wheels hold GPU code (a kernel, or PTX to JIT) for compute capability `cc`,
     newest first: what runs on a GPU a build reported "no kernel image is available" for."""
