@@ -19,10 +19,13 @@ from provisioner.matrix.model import (
     OPTIONAL_SECTIONS,
     PART_FILES,
     REQUIRED_FILE_NAMES,
+    CoreRelease,
     CudaError,
     CudaMajor,
     CudaRelease,
     DockerImage,
+    EpRelease,
+    EpVariant,
     GpuArchitecture,
     GpuModel,
     LibraryWheel,
@@ -187,6 +190,8 @@ def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
         gpu_models=tuple(parts["gpus.yaml:gpus"]),
         gpu_architectures=tuple(parts["cuda.yaml:architectures"]),
         wheel_files=tuple(parts["wheel-files.yaml:files"]),
+        ep_releases=tuple(parts["plugin-eps.yaml:eps"]),
+        core_releases=tuple(parts["plugin-eps.yaml:cores"]),
         origin=origin,
     )
     problems = check_matrix(matrix, PART_FILES)
@@ -302,6 +307,7 @@ _NESTED: dict[type, dict[str, type]] = {
     OrtBuild: {"platforms": WheelPlatform},
     WheelPlatform: {"providers": ProviderLibrary},
     CudaMajor: {"docker_images": DockerImage},
+    EpRelease: {"variants": EpVariant},
 }
 
 
@@ -333,6 +339,8 @@ def _matrix_from_plain(data: dict[str, Any]) -> Matrix:
         gpu_models=tuple(_record(GpuModel, g) for g in data.get("gpu_models", ())),
         gpu_architectures=tuple(_record(GpuArchitecture, a) for a in data.get("gpu_architectures", ())),
         wheel_files=tuple(_record(WheelFiles, f) for f in data.get("wheel_files", ())),
+        ep_releases=tuple(_record(EpRelease, e) for e in data.get("ep_releases", ())),
+        core_releases=tuple(_record(CoreRelease, c) for c in data.get("core_releases", ())),
         origin=data.get("origin", "shipped"),
         notices=tuple(data.get("notices", ())),
     )
