@@ -167,7 +167,23 @@ class LibraryHit:
     major: str | None  # "9" for libcudnn.so.9
     filename: str  # libcudnn.so.9 / cudnn64_9.dll
     path: str
-    source: str  # pip | torch | ld_library_path | ldconfig | cuda_toolkit | path | cuda_path | wsl | system
+    source: str  # pip | torch | conda | ld_library_path | ldconfig | cuda_toolkit | path | cuda_path | wsl | system
+    # the CUDA major it belongs to, where the file says so through its package (a conda record's build string or
+    # cuda-version dependency, the -cuNN pip wheel) or its own soname (libcudart.so.12); None: not known here
+    cuda_major: int | None = None
+    package: str | None = (
+        None  # the package that installed it: "conda cudnn 9.3.0.75 (cuda12...)", "nvidia-cudnn-cu12 9.1.0.70"
+    )
+
+    @property
+    def searched(self) -> bool:
+        """Whether a plain process of the target interpreter would load it: not a toolkit under /usr/local that
+        no search path names, nor CUDA_PATH's folder that PATH does not name."""
+        return self.source not in UNSEARCHED_SOURCES
+
+
+# found where no loader looks by itself (a toolkit dir off LD_LIBRARY_PATH and the ld.so cache; %CUDA_PATH%\bin)
+UNSEARCHED_SOURCES = frozenset({"cuda_toolkit", "cuda_path"})
 
 
 @dataclass(frozen=True)

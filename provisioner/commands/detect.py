@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import TYPE_CHECKING
 
@@ -33,10 +34,15 @@ def register(app: typer.Typer) -> None:
 
 def detect(json_output: bool, target: str | None, label: str, probe_timeout: float) -> DetectResult:
     """The facts of this host, and of the target interpreter's packages."""
+    from provisioner.errors import OrtprovError
+    from provisioner.matrix.load import load_matrix
+    from provisioner.planner.process import with_cuda_majors
     from provisioner.probe import detect_host
     from provisioner.render.detect import DetectResult
 
     facts = detect_host(python=target, timeout=probe_timeout)
+    with contextlib.suppress(OrtprovError):  # each library's CUDA major as the planner infers it (a broken
+        facts = with_cuda_majors(facts, load_matrix())  # matrix leaves them as probed)
     if label:
         facts = dataclasses.replace(facts, label=label)
     return DetectResult(facts)

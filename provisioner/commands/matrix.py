@@ -107,7 +107,9 @@ def show(ort: str | None, cuda: str | None, json_output: bool) -> ShowResult:
     candidates(matrix, Request(ort=ort, cuda=cuda))  # the planner's own sentence when a filter names nothing
     if not json_output:
         _notices(matrix)
-    return ShowResult(builds_for(matrix, ort, cuda), matrix.origin, matrix.date)
+    return ShowResult(
+        builds_for(matrix, ort, cuda), matrix.origin, matrix.date, eps=matrix.ep_releases, cores=matrix.core_releases
+    )
 
 
 def update(

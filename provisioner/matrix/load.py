@@ -19,10 +19,13 @@ from provisioner.matrix.model import (
     OPTIONAL_SECTIONS,
     PART_FILES,
     REQUIRED_FILE_NAMES,
+    CoreRelease,
     CudaError,
     CudaMajor,
     CudaRelease,
     DockerImage,
+    EpRelease,
+    EpVariant,
     GpuArchitecture,
     GpuModel,
     LibraryWheel,
@@ -44,9 +47,10 @@ if TYPE_CHECKING:
     from provisioner.matrix.check import Problem
 
 SHIPPED_COMPILED = "compiled.json"  # next to the shipped YAML, written by compile_directory()
-_COMPILED_FORMAT = 7  # 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files;
+_COMPILED_FORMAT = 8  # 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files;
 # 5: TensorRT providers derived from the builds' wheel facts (ProviderLibrary.opens), not read from tensorrt.yaml;
-# 6: gpu_architectures (cuda.yaml), ProviderLibrary.preloads; 7: windows_driver_branches (cuda.yaml)
+# 6: gpu_architectures (cuda.yaml), ProviderLibrary.preloads; 7: windows_driver_branches (cuda.yaml);
+# 8: ep_releases and core_releases (plugin-eps.yaml)
 _MEMO: dict[tuple[str, str, bool], Matrix] = {}
 _DATE_LINE = re.compile(r"^date:\s*['\"]?(\d{4}-\d{2}-\d{2})['\"]?\s*$", re.MULTILINE)
 
@@ -189,6 +193,8 @@ def parse_files(texts: dict[str, str], origin: str = "shipped") -> Matrix:
         gpu_architectures=tuple(parts["cuda.yaml:architectures"]),
         windows_driver_branches=tuple(parts["cuda.yaml:windows_driver_branches"]),
         wheel_files=tuple(parts["wheel-files.yaml:files"]),
+        ep_releases=tuple(parts["plugin-eps.yaml:eps"]),
+        core_releases=tuple(parts["plugin-eps.yaml:cores"]),
         origin=origin,
     )
     problems = check_matrix(matrix, PART_FILES)
@@ -304,6 +310,7 @@ _NESTED: dict[type, dict[str, type]] = {
     OrtBuild: {"platforms": WheelPlatform},
     WheelPlatform: {"providers": ProviderLibrary},
     CudaMajor: {"docker_images": DockerImage},
+    EpRelease: {"variants": EpVariant},
 }
 
 
@@ -336,6 +343,8 @@ def _matrix_from_plain(data: dict[str, Any]) -> Matrix:
         gpu_architectures=tuple(_record(GpuArchitecture, a) for a in data.get("gpu_architectures", ())),
         windows_driver_branches=tuple(_record(WindowsDriverBranch, b) for b in data.get("windows_driver_branches", ())),
         wheel_files=tuple(_record(WheelFiles, f) for f in data.get("wheel_files", ())),
+        ep_releases=tuple(_record(EpRelease, e) for e in data.get("ep_releases", ())),
+        core_releases=tuple(_record(CoreRelease, c) for c in data.get("core_releases", ())),
         origin=data.get("origin", "shipped"),
         notices=tuple(data.get("notices", ())),
     )

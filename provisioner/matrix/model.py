@@ -270,6 +270,52 @@ class WindowsDriverBranch:
 
 
 @dataclass(frozen=True)
+class EpVariant:
+    """One wheel package of a plugin execution provider, built for one CUDA major (read from its wheels)."""
+
+    package: str  # onnxruntime-ep-nv-tensorrt-rtx-cu13
+    cuda_major: int
+    platforms: tuple[str, ...]  # linux-x86_64, windows-amd64 ... (from the wheel tags)
+    glibc_min: str | None = None  # the Linux wheels' manylinux floor
+    library: str = ""  # the provider library in the wheel (libonnxruntime_providers_nv_tensorrt_rtx.so)
+    needs: tuple[str, ...] = ()  # its DT_NEEDED (Linux x86_64 wheel)
+    bundled: tuple[str, ...] = ()  # the shared libraries the wheel carries beside it
+
+
+@dataclass(frozen=True)
+class EpRelease:
+    """A plugin execution provider package release: registers into a CPU onnxruntime core at run time."""
+
+    package: str  # the meta package: onnxruntime-ep-nv-tensorrt-rtx
+    version: str
+    provider: str  # ortprov's name for it (--provider): tensorrt-rtx
+    ep_name: str  # the name it registers: NvTensorRTRTXExecutionProvider
+    module: str  # the Python module: onnxruntime_ep_nv_tensorrt_rtx
+    core: str  # the core distribution it needs: onnxruntime
+    core_min: str  # the oldest core version it works with
+    core_source: str  # where core_min comes from (Requires-Dist, or its documented minimum)
+    variants: tuple[EpVariant, ...]
+    default_variant: str = ""  # what the meta package requires
+    python: str = ""  # Requires-Python
+    conflicts: tuple[str, ...] = ()  # distributions that must not be installed beside it (onnxruntime-gpu)
+    conflicts_source: str = ""
+    compute_capabilities: tuple[str, ...] = ()  # the GPUs it supports (documented)
+    compute_capabilities_source: str = ""
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CoreRelease:
+    """A release of the CPU onnxruntime core (what plugin EPs register into): its Pythons and platforms."""
+
+    package: str  # onnxruntime
+    version: str
+    python: tuple[str, ...]
+    platforms: tuple[str, ...]
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Matrix:
     """All the knowledge, loaded and validated."""
 
@@ -288,6 +334,8 @@ class Matrix:
     gpu_architectures: tuple[GpuArchitecture, ...] = ()
     windows_driver_branches: tuple[WindowsDriverBranch, ...] = ()
     wheel_files: tuple[WheelFiles, ...] = ()
+    ep_releases: tuple[EpRelease, ...] = ()  # plugin-eps.yaml
+    core_releases: tuple[CoreRelease, ...] = ()
     origin: str = "shipped"  # shipped | a cache path
     notices: tuple[str, ...] = ()  # why a cached copy was not used, for the CLI to show
 
@@ -306,6 +354,7 @@ FILES: dict[str, tuple[tuple[str, type], ...]] = {
     "tensorrt.yaml": (("releases", TensorRTRelease), ("packages", TensorRTPackage)),
     "gpus.yaml": (("gpus", GpuModel),),
     "wheel-files.yaml": (("files", WheelFiles),),
+    "plugin-eps.yaml": (("eps", EpRelease), ("cores", CoreRelease)),
 }
 FILE_NAMES = tuple(FILES)
 OPTIONAL_SECTIONS = frozenset(
@@ -316,7 +365,9 @@ OPTIONAL_SECTIONS = frozenset(
         ("tensorrt.yaml", "packages"),
     }
 )  # added later: a copy written before may lack it (tensorrt.yaml's former `providers` is read from the builds)
-OPTIONAL_FILES = frozenset({"gpus.yaml", "wheel-files.yaml"})  # added later: a copy written before may lack them
+OPTIONAL_FILES = frozenset(
+    {"gpus.yaml", "wheel-files.yaml", "plugin-eps.yaml"}
+)  # added later: a copy written before may lack them
 REQUIRED_FILE_NAMES = tuple(name for name in FILE_NAMES if name not in OPTIONAL_FILES)
 PART_FILES = {  # a Matrix part -> its file, for messages
     "builds": "onnxruntime-gpu.yaml",
@@ -325,4 +376,5 @@ PART_FILES = {  # a Matrix part -> its file, for messages
     "tensorrt": "tensorrt.yaml",
     "gpus": "gpus.yaml",
     "files": "wheel-files.yaml",
+    "eps": "plugin-eps.yaml",
 }

@@ -473,6 +473,21 @@ def cuda_major_libraries(matrix: Matrix) -> frozenset[str]:
     return frozenset(library for library, same in following.items() if same)
 
 
+def library_cuda_majors(matrix: Matrix) -> dict[tuple[str, str], frozenset[int]]:
+    """(library, soname major) -> the CUDA majors whose builds load a library of that name: ("cudart", "12") ->
+    {12}, ("cudnn", "9") -> {12, 13} (from each CUDA major's published cuDNN majors), ("curand", "10") ->
+    {11, 12, 13}. A name of one CUDA major says which CUDA a file belongs to; a name of several is shared: two
+    copies of it in one process are one library to the loader."""
+    table: dict[tuple[str, str], set[int]] = {}
+    for build in matrix.builds:
+        for library, number in build_libraries(matrix, build).items():
+            table.setdefault((library, number), set()).add(build.cuda_major)
+    for record in matrix.cuda_majors:
+        for number in record.cudnn_majors:
+            table.setdefault(("cudnn", number), set()).add(record.major)
+    return {key: frozenset(majors) for key, majors in table.items()}
+
+
 def sonames_by_cuda_major(matrix: Matrix) -> dict[str, tuple[str, ...]]:
     """CUDA major -> every soname a build of that major links or opens by name (the driver's left out):
     what the loader hook prepares, whichever release of that major is installed later."""
@@ -552,6 +567,24 @@ def build_gpu_code(build: OrtBuild, platform: str) -> tuple[tuple[str, ...], tup
         return None
     cuda = record.provider("cuda")
     return (cuda.kernels, cuda.ptx) if cuda else ((), ())
+
+
+def pypi_twin(matrix: Matrix, build: OrtBuild, platform: str) -> OrtBuild | None:
+    """For a build whose `platform` wheels were not read (a side feed's): the PyPI build of the same release
+    (same sources, same build scripts) whose `platform` wheels were read; None when there is none."""
+    if build_gpu_code(build, platform) is not None:
+        return None
+    return next(
+        (
+            other
+            for other in matrix.builds
+            if other is not build
+            and other.ort_version == build.ort_version
+            and other.index_url is None
+            and build_gpu_code(other, platform) is not None
+        ),
+        None,
+    )
 
 
 def builds_with_code_for(matrix: Matrix, cc: str, platform: str) -> tuple[OrtBuild, ...]:

@@ -292,6 +292,14 @@ def render_files(base: Matrix, builds: tuple[OrtBuild, ...], date: str) -> dict[
             },
         ),
         "gpus.yaml": dump(note, {"gpus": [plain_record(g) for g in base.gpu_models]}),
+        # carried over as recorded (bin/derive_eps.py refreshes it; `matrix update` does not yet)
+        "plugin-eps.yaml": dump(
+            note,
+            {
+                "eps": [plain_record(e) for e in base.ep_releases],
+                "cores": [plain_record(c) for c in base.core_releases],
+            },
+        ),
     }
 
 

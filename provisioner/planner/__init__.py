@@ -21,10 +21,14 @@ Rules, in order:
    gets NoCompatiblePlan with every reason, and for a GPU no build has code for, the build that has it or the
    source build that would.
 3. Of the candidates that run on every host: a build whose wheels were read to hold code for every GPU over one
-   judged by its CUDA release alone (said in its Why, with the newest read build that has the code); then the
-   newest release (the newest candidate's reason for losing is one line of the plan's reasons); within it, the
-   build whose CUDA/cuDNN majors match libraries already present (torch's NVIDIA wheels, system libraries), then
-   the PyPI build, then the newest CUDA.
+   judged by its CUDA release alone (said in its Why, with the newest read build that has the code); then a build
+   of the CUDA major the target's process already loads (`process.py`: torch, NVIDIA wheels, conda packages,
+   LD_LIBRARY_PATH, the ld.so cache; the first met where it loads several) over a newer release of another (said,
+   with what that one would mix into the process); then the newest release (the newest candidate's reason for
+   losing is one line of the plan's reasons); within it, the build whose CUDA/cuDNN majors match libraries
+   already present, then the PyPI build, then the newest CUDA. Where no build of the environment's CUDA runs and
+   the one that does would load a second copy of a library under the same name (libcudnn.so.9 for another CUDA
+   major), NoCompatiblePlan says so and that `--cuda N` plans it anyway, at that risk.
 4. NVIDIA library wheels are pinned exactly (already-installed versions first, then the newest versions
    whose CUDA minor the driver supports), among the versions with a wheel for every host's platform; a
    build whose needed library has no wheel at all for a host's platform does not run there (rule 2);
@@ -35,7 +39,8 @@ The package, one module per step of that story (each pure, like this one):
 - `judge.py`: rule 2 for one candidate (platform, Python, driver, the library wheels for the platform, system
   libraries, files installed over, the provider's closure), with `gpucode.py` (the GPU code against each GPU)
   and `tensorrt.py` (--tensorrt: what can be served, and the plan's TensorRT version, step, reason and notes);
-- `preference.py`: rule 3 and the sentences that say why the chosen build won;
+- `preference.py`: rule 3 and the sentences that say why the chosen build won; `process.py`: the libraries the
+  process loads, their CUDA majors, and what a build of another major mixes in;
 - `libraries.py`: rule 4's pins, the closure lines, what --cuda-libraries system needs;
 - `steps.py`: the uninstall, install and loader-hook steps, and `retarget` (a plan for the environment it runs in);
 - `rejections.py`: why the others lost, and the NoCompatiblePlan error;
@@ -53,13 +58,15 @@ from provisioner.planner.judge import judge
 from provisioner.planner.libraries import closure_lines, library_pins, system_library_notes
 from provisioner.planner.preference import (
     choice_reason,
+    environment_lines,
     existing_libraries,
-    missed_reuse_notes,
+    other_major_lines,
     preference,
     reuse_reasons,
 )
 from provisioner.planner.rejections import (
     driver_gpu_error,
+    mixed_cuda_error,
     newest_loss,
     no_plan,
     read_alternatives,
@@ -99,6 +106,10 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     runnable.sort(key=lambda v: preference(v, request), reverse=True)
     chosen = runnable[0]
     build = chosen.build
+    refusal, other_notes = other_major_lines(chosen, existing, hosts, matrix, request)
+    if refusal:
+        raise mixed_cuda_error(chosen, verdicts, hosts, existing, refusal[0])
+    env_reasons, env_notes = environment_lines(chosen, runnable, existing, hosts, matrix)
 
     if request.cuda_libraries == "system":
         pins: list[LibraryPin] = []
@@ -116,11 +127,12 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     steps += hook_steps
 
     lost = newest_loss(chosen, verdicts)
-    reasons = [choice_reason(build, hosts, matrix, request), *([lost] if lost else []), *chosen.reasons]
+    reasons = [choice_reason(build, hosts, matrix, request, bool(env_reasons)), *([lost] if lost else []), *env_reasons]
+    reasons += chosen.reasons
     reasons += reuse_reasons(chosen, existing, pins)
     closure_reasons, closure_notes = closure_lines(build, hosts, matrix, pins, library_requirements, request)
     reasons += closure_reasons
-    notes = [*chosen.notes, *library_notes, *missed_reuse_notes(chosen, runnable, existing, request), *hook_notes]
+    notes = [*chosen.notes, *library_notes, *env_notes, *other_notes, *hook_notes]
     notes += closure_notes
     notes += read_alternatives(chosen, verdicts, hosts)
     if not build.confirmed:

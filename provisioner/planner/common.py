@@ -45,6 +45,7 @@ class Verdict:
     minor_compat: bool = False  # some host runs it only through CUDA minor-version compatibility
     missing_code: tuple[tuple[int, str], ...] = ()  # (host index, compute capability) its wheels hold no code for
     unread_code: tuple[tuple[int, str], ...] = ()  # (host index, cc) judged by the CUDA release: wheels not read
+    major_rank: int = 0  # its CUDA major among those the environment already loads: first met highest, 0 none
 
 
 def short_label(build: OrtBuild) -> str:

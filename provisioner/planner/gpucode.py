@@ -10,6 +10,7 @@ from provisioner.matrix.query import (
     driver_gpu_gap,
     first_cuda_release_for_cc,
     gpu_code_for,
+    pypi_twin,
 )
 from provisioner.planner.common import driver_cuda_version, short_label
 from provisioner.versions import vtuple
@@ -68,6 +69,7 @@ def gpu_code_problems(
     problems: list[str] = []
     lacking: list[str] = []
     code = build_gpu_code(build, host.platform.tag)
+    twin = pypi_twin(matrix, build, host.platform.tag) if code is None else None
     label = short_label(build)
     matched: list[str] = []
     for gpu in gpus:
@@ -76,7 +78,22 @@ def gpu_code_problems(
         if not cc:
             notes.append(f"compute capability of GPU {gpu.index} on {who} unknown: not checked")
             continue
-        if code is None:
+        if code is None and twin is not None:
+            # the best evidence there is: its PyPI twin's wheels (same release, same build scripts), within
+            # what its own CUDA release can target
+            problem = _cc_problem(build, cc, release, matrix)
+            if problem is None:
+                twin_code = build_gpu_code(twin, host.platform.tag) or ((), ())
+                problem, match = _code_problem(
+                    build, host, cc, twin_code, notes, where, driver_cuda_version(host, matrix)
+                )
+                if problem is None and match:
+                    matched.append(f"{cc}: {match}")
+                elif problem is not None:
+                    problem = f"{problem}, judged by its PyPI twin {short_label(twin)} (its own wheels were not read)"
+            if problem is not None:
+                lacking.append(cc)
+        elif code is None:
             problem = _cc_problem(build, cc, release, matrix)
             if problem is None and build.wheel_platform(host.platform.tag) is not None:
                 lacking.append(f"?{cc}")  # runs by its CUDA release's word, not by its wheels
@@ -90,7 +107,14 @@ def gpu_code_problems(
             problems.append(f"{problem} ({where} has {cc})" if len(gpus) > 1 else problem)
     if not problems:
         ccs = ", ".join(sorted({g.compute_capability for g in gpus if g.compute_capability}, key=vtuple))
-        if matched:
+        if matched and twin is not None:
+            reasons.append(
+                f"the GPU code in {label}'s {host.platform.tag} wheels was not read (its feed's wheels cannot be read "
+                f"from here); judged by its PyPI twin {short_label(twin)} (same release, same build scripts), whose "
+                f"wheels hold GPU code for {who} ({'; '.join(matched)}), within what CUDA {release.version} can "
+                f"target: the best evidence there is (`ortprov verify` after installing proves it)"
+            )
+        elif matched:
             reasons.append(f"{label}'s {host.platform.tag} wheels hold GPU code for {who} ({'; '.join(matched)})")
         elif any(cc.startswith("?") for cc in lacking):
             unread = ", ".join(sorted({cc[1:] for cc in lacking if cc.startswith("?")}, key=vtuple))

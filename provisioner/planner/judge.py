@@ -26,7 +26,7 @@ from provisioner.planner.common import (
 )
 from provisioner.planner.gpucode import gpu_code_problems
 from provisioner.planner.libraries import needed_packages, planned_files, with_transitive_libraries
-from provisioner.planner.preference import reuse_score
+from provisioner.planner.preference import major_rank, reuse_score
 from provisioner.planner.tensorrt import tensorrt_host_problems, tensorrt_problems
 from provisioner.standalone.libnames import match_library, soname_of
 from provisioner.versions import at_least, driver_at_least, major, vtuple
@@ -89,6 +89,7 @@ def judge(
         any("minor-version compatibility" in note for note in notes),
         tuple(missing_code),
         tuple(unread),
+        major_rank(build, existing),
     )
 
 

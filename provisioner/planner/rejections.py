@@ -6,7 +6,7 @@ from __future__ import annotations
 from provisioner.errors import NoCompatiblePlan
 from provisioner.matrix.query import build_gpu_code, gpu_code_for
 from provisioner.plan import Rejection, Request
-from provisioner.planner.common import Verdict, host_name, short_label, unique
+from provisioner.planner.common import Existing, Verdict, host_name, short_label, unique
 from provisioner.planner.gpucode import driver_gpu_gaps
 from provisioner.versions import vtuple
 
@@ -107,6 +107,29 @@ def _why_preferred(chosen: Verdict, loser: Verdict) -> str:
     if chosen.build.index_url is None and loser.build.index_url is not None:
         return "it is on PyPI, not a side index"
     return "it is built for a newer CUDA"
+
+
+def mixed_cuda_error(
+    chosen: Verdict, verdicts: list[Verdict], hosts: tuple[HostFacts, ...], existing: Existing, mixing: str
+) -> NoCompatiblePlan:
+    """No build of the CUDA the environment already loads runs, and the one that would run mixes a library of the
+    same name but another CUDA major into the process: refused, with why and the override."""
+    present = " and ".join(f"CUDA {m}" for m in existing.cuda if m != chosen.build.cuda_major)
+    wanted = {m for m in existing.cuda if m != chosen.build.cuda_major}
+    own = [v for v in verdicts if v.build.cuda_major in wanted and v.problems]
+    why = f"; the newest, {short_label(own[0].build)}: {own[0].problems[0]}" if own else ""
+    rejected = [Rejection(v.build.label, "; ".join(v.problems) or "runs, but see the error") for v in verdicts]
+    where = "this host" if len(hosts) == 1 else f"all {len(hosts)} hosts"
+    return NoCompatiblePlan(
+        f"no onnxruntime-gpu build for {present}, the CUDA this environment's process already loads, runs on "
+        f"{where}{why}",
+        rejected=rejected,
+        hint=(
+            f"{mixing}. `--cuda {chosen.build.cuda_major}` plans {short_label(chosen.build)} anyway, at that risk; "
+            f"safer: a separate environment, whose process loads no CUDA {'/'.join(str(m) for m in sorted(wanted))} "
+            f"libraries"
+        ),
+    )
 
 
 def driver_gpu_error(hosts: tuple[HostFacts, ...], matrix: Matrix) -> NoCompatiblePlan | None:

@@ -42,16 +42,20 @@ def detect_host(
     if probe is not None:
         report = probe.result()
     assert report is not None
+    conda_prefix = report.python.prefix if report.python and report.python.is_conda else None
     places = libraries.search_places(
         windows=windows,
         wheels=report.nvidia_wheels,
         torch=report.torch,
         torch_requires=report.torch_requires,
-        conda_prefix=report.python.prefix if report.python and report.python.is_conda else None,
+        conda_prefix=conda_prefix,
         env=env,
         root=root,
+        python_dir=os.path.dirname(report.python.executable) if windows and report.python else None,
     )
-    found = libraries.find_libraries(places, libraries.parse_ldconfig(ldconfig_text, platform_info.arch), windows)
+    owners = libraries.read_conda_owners(conda_prefix, windows) if conda_prefix else {}
+    ldconfig = libraries.parse_ldconfig(ldconfig_text, platform_info.arch)
+    found = libraries.find_libraries(places, ldconfig, windows, owners)
     return HostFacts(
         platform=platform_info,
         driver=driver.driver,

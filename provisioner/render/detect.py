@@ -105,7 +105,11 @@ def _library_lines(facts: HostFacts) -> list[str]:
         name = f"{library} {major}" if major else library
         also = sorted({hit.source for hit in hits[1:]})
         extra = f"  (also: {', '.join(also)})" if also else ""
-        lines.append(f"  {name:<12} {hits[0].source:<15} {hits[0].path}{extra}")
+        first = hits[0]
+        said = [first.package or "", f"CUDA {first.cuda_major}" if first.cuda_major is not None else ""]
+        said += ["not on a search path"] if not first.searched else []
+        known = f"  [{', '.join(part for part in said if part)}]" if any(said) else ""
+        lines.append(f"  {name:<12} {first.source:<15} {first.path}{known}{extra}")
     return lines
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from provisioner.matrix.query import build_gpu_code, code_summary
 
 if TYPE_CHECKING:
-    from provisioner.matrix.model import Matrix, OrtBuild
+    from provisioner.matrix.model import CoreRelease, EpRelease, Matrix, OrtBuild
     from provisioner.matrix.refresh import UpdateResult
 
 
@@ -59,12 +59,15 @@ class ShowResult:
     origin: str
     date: str
     exit_code: int = 0
+    eps: tuple[EpRelease, ...] = ()  # plugin execution provider packages (text only: the JSON lists builds)
+    cores: tuple[CoreRelease, ...] = ()
 
     def text(self) -> str:
-        return (
+        table = (
             render_table(self.builds) + f"\n\n{len(self.builds)} builds; * = from documentation only (not read from "
             f"the wheel); data: {self.origin}, {self.date}"
         )
+        return table + ("\n\n" + render_eps(self.eps, self.cores) if self.eps else "")
 
     def data(self) -> Any:
         return [build_row(build) for build in self.builds]
@@ -170,3 +173,36 @@ class UpdateOutcome:
 
     def data(self) -> Any:
         return self.result
+
+
+def render_eps(eps: tuple[EpRelease, ...], cores: tuple[CoreRelease, ...]) -> str:
+    """The plugin execution provider packages (one row per CUDA variant) and the newest core releases."""
+    rows = [("plugin EP (--provider)", "package", "CUDA", "platforms", "core", "GPUs (documented)", "registers")]
+    for ep in eps:
+        for variant in ep.variants:
+            rows.append(
+                (
+                    f"{ep.package} {ep.version} ({ep.provider})",
+                    variant.package + (" (default)" if variant.package == ep.default_variant else ""),
+                    str(variant.cuda_major),
+                    ", ".join(variant.platforms) or "-",
+                    f"{ep.core}>={ep.core_min}" + (f", not {', '.join(ep.conflicts)}" if ep.conflicts else ""),
+                    " ".join(ep.compute_capabilities) or "-",
+                    ep.ep_name,
+                )
+            )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    newest = cores[:3]
+    if newest:
+        lines.append("")
+        lines.append(
+            "CPU core (what plugin EPs register into): "
+            + "; ".join(
+                f"{c.package} {c.version} (Python {c.python[0]}-{c.python[-1]}, {', '.join(c.platforms)})"
+                for c in newest
+            )
+            + (f"; {len(cores) - len(newest)} older" if len(cores) > len(newest) else "")
+        )
+    return "\n".join(lines)

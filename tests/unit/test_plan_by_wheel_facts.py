@@ -254,7 +254,12 @@ def test_a_build_whose_provider_imports_what_no_planned_wheel_installs_is_reject
 
 
 def test_a_build_whose_gpu_code_was_not_read_does_not_claim_the_gpu() -> None:
-    p = plan(host("3.7", driver="470.256.02", python="3.12"))  # only the CUDA 11 feed's builds have Python 3.12 here
+    """Without a PyPI twin to judge by, a feed build runs by its CUDA release's word only, and says so."""
+    from dataclasses import replace
+
+    feed_only = {b.ort_version for b in MATRIX.builds if b.index_url is not None}
+    alone = replace(MATRIX, builds=tuple(b for b in MATRIX.builds if b.index_url or b.ort_version not in feed_only))
+    p = make_plan([host("3.7", driver="470.256.02", python="3.12")], alone, Request())
     build = chosen(p)
     assert build_gpu_code(build, "linux-x86_64") is None  # its wheels were not read
     why = " ".join(p.reasons)
@@ -262,6 +267,21 @@ def test_a_build_whose_gpu_code_was_not_read_does_not_claim_the_gpu() -> None:
     assert "was not read" in why and "no kernel image is available" in why
     read = newest_with_code("3.7", "linux-x86_64")
     assert any(n.startswith(f"{read.ort_version} (CUDA {read.cuda_version}) is the newest build") for n in p.notes)
+
+
+def test_a_feed_build_is_judged_by_its_pypi_twins_gpu_code() -> None:
+    """The CUDA 11 feed's wheels cannot be read; its PyPI twin (same release, same build scripts) can: a K80 (3.7)
+    gets no feed build (the twins hold sm_52 and newer), an RTX 3090 gets the newest one, saying on what evidence."""
+    error = no_plan(host("3.7", driver="470.256.02", python="3.12"))
+    feed = next(r for r in error.rejected if "(CUDA 11.8)" in r.candidate and "1.21.1" in r.candidate)
+    assert "no kernels for compute capability 3.7" in feed.reason
+    assert "judged by its PyPI twin 1.21.1 (CUDA 12.2)" in feed.reason
+    p = plan(host("8.6", driver="470.256.02", python="3.12"))
+    build = chosen(p)
+    assert build.index_url is not None and build_gpu_code(build, "linux-x86_64") is None
+    why = " ".join(p.reasons)
+    assert f"judged by its PyPI twin {build.ort_version} (CUDA 12.2)" in why and "8.6: sm_86" in why
+    assert "no kernel image is available" not in why
 
 
 def test_a_build_read_to_hold_code_wins_over_a_newer_unread_one() -> None:

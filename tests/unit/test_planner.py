@@ -297,11 +297,16 @@ def test_prefer_existing_off_ignores_torch() -> None:
     assert chosen(p) == ("1.31.1", "13.0")
 
 
-def test_release_not_matching_existing_libraries_is_noted() -> None:
+def test_the_environments_cuda_beats_a_newer_release_of_another() -> None:
     only_pypi = replace(MATRIX, builds=tuple(b for b in MATRIX.builds if b.index_url is None))
     p = make_plan([with_torch(host(), 12)], only_pypi, Request())
-    assert chosen(p) == ("1.31.1", "13.0")
-    assert any("`--cuda 12` picks 1.30.0 (CUDA 12.8)" in n for n in p.notes)
+    assert chosen(p) == ("1.30.0", "12.8")
+    assert "newest build for CUDA 12, the CUDA this environment already loads" in p.reasons[0]
+    assert any(
+        r.startswith("1.31.1 (CUDA 13.0) is newer and runs, but") and "torch 2.5.1+cu124" in r for r in p.reasons
+    )
+    assert any("`--cuda 13` plans 1.31.1 (CUDA 13.0) anyway" in n for n in p.notes)
+    assert chosen(make_plan([with_torch(host(), 12)], only_pypi, Request(cuda="13"))) == ("1.31.1", "13.0")
 
 
 def test_system_libraries_count_as_present() -> None:

@@ -164,12 +164,12 @@ def test_windows_tree(tmp_path: Path) -> None:
     assert hits == [
         ("cudnn", "9", "cudnn64_9.dll", "pip"),
         ("cudnn", "8", "cudnn64_8.dll", "torch"),
+        ("cuda", None, "nvcuda.dll", "system"),  # System32 comes before PATH in Windows' search order
         ("cublas", "11", "cublas64_11.dll", "path"),
         ("cublasLt", "11", "cublasLt64_11.dll", "path"),
         ("cudart", "11", "cudart64_110.dll", "path"),
         ("nvrtc", "11", "nvrtc64_112_0.dll", "path"),
         ("cudnn", "8", "cudnn64_8.dll", "path"),
-        ("cuda", None, "nvcuda.dll", "system"),
     ]
 
 
