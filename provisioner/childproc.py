@@ -175,5 +175,5 @@ def stop(process: subprocess.Popen, grace: float = 15.0) -> None:
     try:
         process.wait(timeout=grace)
     except subprocess.TimeoutExpired:
-        signal_group(process, signal.SIGKILL)
+        kill_group(process)
         process.wait()

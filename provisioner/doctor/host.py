@@ -28,6 +28,7 @@ from provisioner.matrix.query import (
     gpu_code_for,
 )
 from provisioner.plan import LOADER_HOOK, Plan, step_argv
+from provisioner.standalone.libnames import library_filename
 from provisioner.versions import major
 
 if TYPE_CHECKING:
@@ -45,6 +46,9 @@ LOADER_SOURCES = frozenset(
     {"ld_library_path", "ldconfig", "cuda_toolkit", "path", "cuda_path", "system", "wsl", "conda"}
 )  # conda: the env's python carries RPATH $ORIGIN/../lib, which every dlopen in the process uses
 # distributions that create their own CUDA context (pycuda; TensorRT's Python package, any CUDA major)
+# where detect looks for a CUDA library, per platform (probe/libraries.py's places), for a finding's evidence
+SEARCHED_LINUX = "pip wheels, torch, conda, LD_LIBRARY_PATH, the ld.so cache, CUDA toolkit"
+SEARCHED_WINDOWS = "pip wheels, torch\\lib, python.exe's folder, System32, conda's Library\\bin, PATH, CUDA_PATH"
 _CONTEXT_MAKERS = re.compile(r"^(pycuda|tensorrt(-cu\d+)?)$")
 
 
@@ -400,12 +404,15 @@ def _library_findings(facts: HostFacts, gpu: OrtDist, fixes: Fixes, needed: dict
         matching = [h for h in hits if major is None or h.major is None or h.major == major]
         code = library_code(library, "missing")
         if not hits:
+            windows = facts.platform.os == "windows"
+            filename = library_filename(library, major, windows) if major else None
+            searched = SEARCHED_WINDOWS if windows else SEARCHED_LINUX
             found.append(
                 Finding(
                     code,
                     "error",
-                    f"no {library} library was found for {gpu.name} {gpu.version}",
-                    (f"searched: pip wheels, torch, LD_LIBRARY_PATH/PATH, ldconfig, CUDA toolkit; no {library}",),
+                    f"no {library} library ({filename or 'any version'}) was found for {gpu.name} {gpu.version}",
+                    (f"searched: {searched}; no {filename or library}",),
                     fixes.for_code(code, library),
                     library,
                 )
@@ -606,6 +613,9 @@ def _from_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list[
         return _library_failure(failure, fixes)
     if kind == "no-driver":
         return [Finding("no-driver", "error", "no NVIDIA driver is loaded", evidence, fixes.for_code("no-driver"))]
+    if kind == "msvc-runtime-missing":
+        title = f"{failure.library or 'the Microsoft Visual C++ runtime'} (Microsoft Visual C++ runtime) is missing"
+        return [Finding(kind, "error", title, evidence, fixes.for_code(kind), failure.library)]
     return _other_failure(failure, report, fixes)
 
 

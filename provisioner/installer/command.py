@@ -16,6 +16,7 @@ import contextlib
 import os
 import re
 import signal
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,7 +123,10 @@ class SignalGuard:
 
 def stop_children() -> None:
     """SIGKILL every child process of ortprov, with its process group when it leads one (an installer, a
-    probe, the verify child: each runs in its own session). Linux (/proc); elsewhere nothing."""
+    probe, the verify child: each runs in its own session). Linux (/proc); elsewhere nothing (under wine, Windows'
+    Z:\\proc is the Linux host's, whose processes are not ortprov's children)."""
+    if not sys.platform.startswith("linux"):
+        return
     for pid in _children():
         with contextlib.suppress(OSError):
             if os.getpgid(pid) == pid:
@@ -158,7 +162,7 @@ def run_command(
     proc = childproc.start(argv, env=full_env, stderr=childproc.STDOUT, pass_fds=pass_fds, line_buffered=True)
     lines: list[str] = []
     status = watch(proc.pid) if echo is None and watch is not None else None
-    timer = threading.Timer(timeout, childproc.signal_group, (proc, signal.SIGKILL)) if timeout else None
+    timer = threading.Timer(timeout, childproc.kill_group, (proc,)) if timeout else None
     if timer is not None:
         timer.daemon = True
         timer.start()

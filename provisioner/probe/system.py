@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import sys
 from pathlib import Path
 
 from provisioner import childproc
@@ -123,9 +124,10 @@ def detect_wsl(root: Path = Path("/")) -> bool:
 def read_environment(root: Path = Path("/"), env: dict[str, str] | None = None) -> RuntimeEnvironment:
     """Container, WSL, the variables that hide GPUs and the one that makes the driver ignore their kernels."""
     env = dict(os.environ) if env is None else env
+    linux = sys.platform.startswith("linux")  # Windows has no /.dockerenv nor /proc (under wine, Z:\\ is Linux's /)
     return RuntimeEnvironment(
-        container=detect_container(root, env),
-        wsl=detect_wsl(root),
+        container=detect_container(root, env) if linux else None,
+        wsl=detect_wsl(root) if linux else False,
         cuda_visible_devices=env.get("CUDA_VISIBLE_DEVICES"),
         nvidia_visible_devices=env.get("NVIDIA_VISIBLE_DEVICES"),
         cuda_device_order=env.get("CUDA_DEVICE_ORDER"),

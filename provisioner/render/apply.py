@@ -4,7 +4,7 @@ listing of the real run's commands (on stdout), and the JSON of both; download's
 
 from __future__ import annotations
 
-import shlex
+import os
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
@@ -14,6 +14,14 @@ if TYPE_CHECKING:
     from provisioner.installer.flow import Wheelhouse
 
 INDENT = "      "
+
+
+def shell_line(argv: list[str] | tuple[str, ...], windows: bool | None = None) -> str:
+    """A command as this machine's shell runs it (`windows`: None for this machine): POSIX quoting, or
+    PowerShell's on Windows (cmd.exe does not take single quotes; PowerShell, Windows' default shell, does)."""
+    from provisioner.render.recipe_parts import command_line
+
+    return command_line(list(argv), windows=os.name == "nt" if windows is None else windows)
 
 
 def event_line(event: Any) -> str:
@@ -33,7 +41,7 @@ def event_line(event: Any) -> str:
         how = "hard links" if event.linked else "copies"
         return f"snapshot: {event.files} files of {event.prefix} ({how}, {event.seconds:.1f}s)"
     if isinstance(event, e.StepStarted):
-        return f"{_label(event.number, event.total, event.kind, event.packages)}\n{INDENT}$ {shlex.join(event.argv)}"
+        return f"{_label(event.number, event.total, event.kind, event.packages)}\n{INDENT}$ {shell_line(event.argv)}"
     if isinstance(event, e.StepSkipped):
         return f"{_label(event.number, event.total, event.kind, event.packages)}: skipped, {event.why}"
     if isinstance(event, e.StepFinished):
@@ -136,7 +144,7 @@ def dry_run_text(result: ApplyResult) -> str:
     lines = [head]
     total = len(result.steps)
     for step in result.steps:
-        shown = step.detail or step.skipped or shlex.join(step.argv)
+        shown = step.detail or step.skipped or shell_line(step.argv)
         if step.skipped and not step.detail:
             shown = f"{step.kind} {' '.join(step.packages)}: skipped, {step.skipped}"
         lines.append(f"  [{step.number}/{total}] {shown}")

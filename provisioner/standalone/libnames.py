@@ -48,7 +48,7 @@ SYSTEM_LIBRARY = re.compile(r"^(libc|libm|libdl|librt|libpthread|libgcc_s|libstd
 DRIVER_PREFIXES = ("libcuda.so", "libnvidia-", "libnvcuvid", "nvcuda.dll", "nvml.dll")
 # DLLs of Windows itself (the API sets, the Universal CRT of Windows 10+, kernel32 ...)
 WINDOWS_SYSTEM = re.compile(
-    r"^(api-ms-win-|ext-ms-win-|kernel32|advapi32|user32|gdi32|shell32|ole32|oleaut32|ws2_32|bcrypt|ntdll|"
+    r"^(api-ms-win-|ext-ms-win-|kernel32|kernelbase|advapi32|user32|gdi32|shell32|ole32|oleaut32|ws2_32|bcrypt|ntdll|"
     r"shlwapi|setupapi|version|psapi|dbghelp|crypt32|secur32|winmm|cfgmgr32|ucrtbase)",
     re.IGNORECASE,
 )
@@ -152,6 +152,17 @@ def linux_soname(family: str, major: str) -> str | None:
     for name, linux, _, _ in FAMILIES:
         if name == family and linux:
             return linux[0].replace("{N}", major)
+    return None
+
+
+def library_filename(family: str, major: str, windows: bool) -> str | None:
+    """The file a loader asks for: 'cudnn64_9.dll' (Windows) or 'libcudnn.so.9' for ('cudnn', '9'); None for a
+    family without one, or whose Windows name carries a minor too (nvrtc64_130_0.dll)."""
+    if not windows:
+        return linux_soname(family, major)
+    for name, _, dlls, _ in FAMILIES:
+        if name == family and dlls and "{M}" not in dlls[0]:
+            return dlls[0].replace("{N}", major)
     return None
 
 

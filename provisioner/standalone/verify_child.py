@@ -18,13 +18,22 @@ import time
 from typing import Any
 
 if __package__:  # a package member: provisioner.standalone (ortprov's tests)
-    from . import protocol, verify_libraries, verify_package, verify_session, verify_static, verify_tensorrt
+    from . import (
+        protocol,
+        verify_libraries,
+        verify_package,
+        verify_session,
+        verify_static,
+        verify_static_pe,
+        verify_tensorrt,
+    )
 else:  # run as a script: its folder is sys.path[0]
     import protocol  # type: ignore[no-redef]
     import verify_libraries  # type: ignore[no-redef]
     import verify_package  # type: ignore[no-redef]
     import verify_session  # type: ignore[no-redef]
     import verify_static  # type: ignore[no-redef]
+    import verify_static_pe  # type: ignore[no-redef]
     import verify_tensorrt  # type: ignore[no-redef]
 
 SCHEMA = 1
@@ -71,6 +80,15 @@ def run(args: argparse.Namespace) -> dict:
     package = verify_package.installed(args.provider, result)
     if package is None:
         return result
+    if sys.platform == "win32":
+        if args.static:  # the DLLs' files alone, as a build with no GPU sees them: onnxruntime's code does not run
+            protocol.stage("static")
+            verify_static_pe.static_check_windows(args.provider, package["package_dir"], result, args.lazy_by_major)
+            return result
+        if not verify_package.windows_driver_loadable(result):  # no session; what else stops the GPU, statically
+            protocol.stage("static")
+            verify_static_pe.static_check_windows(args.provider, package["package_dir"], result, args.lazy_by_major)
+            return result
     protocol.stage("import")
     ort = verify_package.import_onnxruntime(package, args.provider, result)
     if ort is None:
@@ -81,7 +99,7 @@ def run(args: argparse.Namespace) -> dict:
         if sys.platform.startswith("linux"):
             verify_static.static_check(args.provider, package["package_dir"], ort, result, args.lazy_by_major)
         else:
-            result["warnings"].append("--static reads ELF files and is implemented for Linux only")
+            result["warnings"].append("--static reads ELF (Linux) and PE (Windows) files; not this platform's")
         return result
     try:
         import numpy as np

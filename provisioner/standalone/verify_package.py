@@ -182,6 +182,21 @@ def import_onnxruntime(package: dict, provider: str, result: dict[str, Any]) -> 
     return ort
 
 
+def windows_driver_loadable(result: dict[str, Any]) -> bool:
+    """Whether the NVIDIA driver's nvcuda.dll loads (Windows): without it no CUDA session can run, and the check
+    says so before onnxruntime's code runs (a build server, a VM, wine); False puts the no-driver failure in."""
+    import ctypes
+
+    try:
+        ctypes.WinDLL("nvcuda.dll")  # type: ignore[attr-defined]
+    except OSError as exc:
+        result["failures"].append(
+            {"kind": "no-driver", "message": f"nvcuda.dll (the NVIDIA driver's CUDA library) cannot be loaded: {exc}"}
+        )
+        return False
+    return True
+
+
 def preload(ort: Any, requested: bool, result: dict[str, Any]) -> None:
     """`onnxruntime.preload_dlls()` when the user's code calls it (`requested`, --preload yes) and this onnxruntime
     has it; the report's `preload`: whether it was called, its error, the libraries it loaded."""

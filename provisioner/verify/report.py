@@ -26,6 +26,7 @@ BLOCKING_KINDS = frozenset(
         "results-differ",
         "library-missing",
         "library-not-on-path",
+        "msvc-runtime-missing",  # Windows: the Visual C++ runtime the provider DLL imports is not found
         "timeout",
         "crashed",
         "child-error",
