@@ -196,6 +196,8 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
         found += gpu_code_findings(facts, gpu, matrix, fixes)
     proven = report is not None and report.ok and report.mode == "session"
     if gpu is not None and not proven:
+        if not gpu.cudnn_version and matrix is not None and (build := installed_build(matrix, gpu)) is not None:
+            gpu = replace(gpu, cudnn_version=build.cudnn_version)  # a build_info without it (the Windows wheels')
         found += _library_findings(facts, gpu, fixes, _needed_libraries(gpu, matrix))
     return found
 
