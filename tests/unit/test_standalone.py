@@ -48,6 +48,7 @@ def test_the_folder_holds_the_programs_and_what_they_share() -> None:
         "verify_package.py",
         "verify_session.py",
         "verify_static.py",
+        "verify_static_pe.py",
         "verify_tensorrt.py",
     ]
 
@@ -62,6 +63,8 @@ def test_every_file_imports_only_the_standard_library_and_its_siblings(name: str
     allowed = set(sys.stdlib_module_names) | {name[:-3] for name in PROGRAMS} | {"onnxruntime", "numpy"}
     if name == "tune_inputs.py":  # the user's images (--inputs DIR), when the target has a reader
         allowed |= {"PIL", "cv2"}
+    if name == "verify_static_pe.py":  # ortprov's own loader hook, as apply installed it in the target
+        allowed |= {"_ortprov_loader"}
     for node in ast.walk(ast.parse(standalone.path(name).read_bytes())):
         if isinstance(node, ast.Import):
             assert {alias.name.split(".")[0] for alias in node.names} <= allowed, ast.dump(node)
@@ -106,6 +109,7 @@ def test_sources_are_a_program_and_every_sibling_it_needs() -> None:
     assert sorted(standalone.sources("verify_child.py")) == [  # the child and its parts, one job each
         "elf.py",
         "libnames.py",
+        "pe.py",  # through verify_static_pe.py, the Windows static check
         "protocol.py",
         "tensor_types.py",
         "verify_child.py",
@@ -113,6 +117,7 @@ def test_sources_are_a_program_and_every_sibling_it_needs() -> None:
         "verify_package.py",
         "verify_session.py",
         "verify_static.py",
+        "verify_static_pe.py",
         "verify_tensorrt.py",
     ]
     assert standalone.sources("elf.py") == {"elf.py": standalone.path("elf.py").read_bytes()}
