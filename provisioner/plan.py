@@ -32,6 +32,7 @@ class Request:
     tensorrt_libraries: str = "wheels"
     tensorrt_index_url: str | None = None  # a mirror of the index that serves the real TensorRT wheels
     tensorrt_sonames: tuple[str, ...] = ()  # the libnvinfer.so.N files found in the tensorrt_libraries folder
+    provider: str = "cuda"  # cuda | tensorrt | a plugin EP (tensorrt-rtx): planned as the CPU core + its package
 
 
 @dataclass(frozen=True)
@@ -63,11 +64,27 @@ def requirement_name(requirement: str) -> str:
     return canonical(Requirement(requirement).name)
 
 
+PLUGIN_PROVIDERS = ("tensorrt-rtx",)  # --provider values planned as the CPU core + a plugin EP package
+PROVIDERS = ("cuda", "tensorrt", *PLUGIN_PROVIDERS)
+
 INSTALLER_KINDS = ("uninstall", "install")
 LOADER_HOOK = "loader-hook"  # write the loader hook into the target's site-packages (ortprov does it)
 REMOVE_LOADER_HOOK = "remove-loader-hook"
 ORTPROV_KINDS = (LOADER_HOOK, REMOVE_LOADER_HOOK)  # carried out by ortprov itself, not by an installer
 STEP_KINDS = (*INSTALLER_KINDS, *ORTPROV_KINDS)
+
+
+@dataclass(frozen=True)
+class PluginEp:
+    """The plugin execution provider a plan installs beside the CPU core (matrices/plugin-eps.yaml)."""
+
+    provider: str  # ortprov's name: tensorrt-rtx
+    package: str  # the variant installed: onnxruntime-ep-nv-tensorrt-rtx-cu13
+    version: str
+    ep_name: str  # what it registers: NvTensorRTRTXExecutionProvider
+    module: str  # onnxruntime_ep_nv_tensorrt_rtx (get_library_path, get_ep_name)
+    library: str  # libonnxruntime_providers_nv_tensorrt_rtx.so
+    cuda_major: int
 
 
 @dataclass(frozen=True)
@@ -117,6 +134,7 @@ class Plan:
     rejected: tuple[Rejection, ...] = ()
     hosts: tuple[HostFacts, ...] = ()
     schema_version: int = PLAN_SCHEMA_VERSION
+    plugin: PluginEp | None = None  # a plugin EP plan (--provider tensorrt-rtx): `package` is then the CPU core
 
     @property
     def uninstall(self) -> tuple[str, ...]:
@@ -208,6 +226,7 @@ __all__ = [
     "Request",
     "Rejection",
     "LibraryPin",
+    "PluginEp",
     "Step",
     "Plan",
     "step_argv",

@@ -44,6 +44,7 @@ class PlanningOptions:
     loader_hook: bool = True  # False: --no-loader-hook
     tensorrt_libraries: str | None = None  # wheels | system | a folder; None: not given (wheels)
     tensorrt_index_url: str | None = None  # a mirror of the index of the TensorRT wheels
+    provider: str | None = None  # --provider: cuda | tensorrt | a plugin EP (tensorrt-rtx); None: not given
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,26 @@ def checked_planning(planning: Mapping[str, Declared], arguments: dict[str, Any]
 
         tensorrt_libraries = str(expand_user(tensorrt_libraries, "--tensorrt-libraries").absolute())
     tensorrt = arguments["tensorrt"] or bool(tensorrt_libraries or tensorrt_index_url)
+    provider = given["plan_provider"]
+    if provider == "tensorrt":
+        tensorrt = True
+    elif provider not in (None, "cuda", "tensorrt"):  # a plugin EP: it bundles its runtime
+        clashing = [
+            flag
+            for flag, value in (
+                ("--tensorrt", tensorrt),
+                ("--cuda-libraries", given["cuda_libraries"]),
+                ("--no-loader-hook", arguments["no_loader_hook"]),
+            )
+            if value
+        ]
+        if clashing:
+            raise BadInput(
+                f"--provider {provider} and {clashing[0]} exclude each other: the {provider} EP bundles its runtime",
+                hint=f"drop {clashing[0]}",
+            )
+    elif provider == "cuda" and tensorrt:
+        raise BadInput("--provider cuda and --tensorrt ask for different providers", hint="keep one of them")
     if arguments["host"] and interpreter:
         raise BadInput(
             f"--python {interpreter!r} names an interpreter on this machine; it cannot be combined with --host",
@@ -180,6 +201,7 @@ def checked_planning(planning: Mapping[str, Declared], arguments: dict[str, Any]
         loader_hook=not arguments["no_loader_hook"],
         tensorrt_libraries=tensorrt_libraries,
         tensorrt_index_url=tensorrt_index_url,
+        provider=provider,
     )
 
 

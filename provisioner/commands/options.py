@@ -32,6 +32,7 @@ from provisioner.commands.declare import (
     typer_command,
 )
 from provisioner.facts import PLATFORM_TAGS
+from provisioner.plan import PROVIDERS
 from provisioner.render import DOCKERFILE_BASES, RECIPE_FORMATS
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 CUDA_LIBRARY_SOURCES = ("wheels", "system")
 CLUSTER_FORMATS = ("kubernetes",)  # a cluster's plans only (--kube-nodes, --kube): each class's node affinity
 PLAN_FORMATS = ("text", "json", *RECIPE_FORMATS, *CLUSTER_FORMATS)  # text and json: the plan; the others: recipes
-PROVIDERS = ("cuda", "tensorrt")
 INSTALLERS = ("auto", "uv", "pip", "conda")
 INDEX_SCHEMES = ("http", "https", "file")  # what pip and uv take as an index URL
 
@@ -127,6 +127,17 @@ PLANNING: dict[str, Declared] = {
         checks.one_of(CUDA_LIBRARY_SOURCES, "--cuda-libraries {!r} is not a library source"),
         sets=("cuda_libraries",),
     ),
+    "plan_provider": Declared(
+        ("--provider",),
+        str | None,
+        None,
+        "The GPU provider to plan for: cuda (onnxruntime-gpu, the default), tensorrt (= --tensorrt), or a plugin "
+        "EP installed beside the CPU onnxruntime core: tensorrt-rtx (NVIDIA's TensorRT-RTX EP, its runtime "
+        "bundled; GeForce RTX / RTX PRO GPUs).",
+        "|".join(PROVIDERS),
+        checks.one_of(PROVIDERS, "--provider {!r} is not " + ", ".join(PROVIDERS)),
+        sets=("provider",),
+    ),
     "tensorrt_libraries": Declared(
         ("--tensorrt-libraries",),
         str | None,
@@ -210,7 +221,7 @@ OPTIONS: dict[str, Declared] = {
         None,
         "The GPU provider to prove (default: cuda).",
         "|".join(PROVIDERS),
-        checks.one_of(PROVIDERS, "--provider {!r} is not cuda or tensorrt"),
+        checks.one_of(PROVIDERS, "--provider {!r} is not " + ", ".join(PROVIDERS)),
     ),
     "tensorrt_provider": Declared(
         ("--tensorrt",),
@@ -502,6 +513,7 @@ def planning_options(
     ort: str | None = None,
     cuda: str | None = None,
     tensorrt: bool = False,
+    plan_provider: str | None = None,
     cuda_libraries: str | None = None,
     no_loader_hook: bool = False,
     tensorrt_libraries: str | None = None,

@@ -66,6 +66,7 @@ def request_from(options: PlanningOptions) -> Request:
         tensorrt_libraries=options.tensorrt_libraries or "wheels",
         tensorrt_index_url=options.tensorrt_index_url,
         tensorrt_sonames=tensorrt_sonames_in(options.tensorrt_libraries),
+        provider=options.provider or ("tensorrt" if options.tensorrt else "cuda"),
     )
 
 

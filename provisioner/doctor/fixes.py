@@ -126,7 +126,31 @@ def _verify_failed(f: Fixes, library: str | None, subject: str | None) -> str:
     return f"ortprov verify --python {f.python} --json"
 
 
+def _plugin_apply(f: Fixes, subject: str | None) -> str:
+    """`ortprov apply` of the plugin EP plan (`subject`: its --provider name)."""
+    return f"{f.apply} --provider {subject or 'tensorrt-rtx'}"
+
+
 FIXES: dict[str, FixText] = {
+    "plugin-beside-gpu-core": lambda f, lib, s: (
+        f"{_plugin_apply(f, s)}  (it removes onnxruntime-gpu and reinstalls the CPU onnxruntime core the EP "
+        f"registers into; by hand: {f.pip} uninstall -y onnxruntime-gpu onnxruntime && {f.pip} install onnxruntime)"
+    ),
+    "plugin-library-missing": lambda f, lib, s: (
+        f"{_plugin_apply(f, s)}  (its loader hook loads the libraries the EP's wheel bundles under other file "
+        "names when the program imports the EP; by hand, before registering: `import ctypes, glob, os, EPMODULE "
+        "as ep; [ctypes.CDLL(p, os.RTLD_GLOBAL) for p in glob.glob(os.path.join(os.path.dirname(ep.__file__), "
+        "'libcudart.so.*'))]`)"
+    ),
+    "plugin-register-failed": lambda f, lib, s: (
+        f"ortprov verify --python {f.python} --provider {s or 'tensorrt-rtx'} --json  shows the error; "
+        f"{_plugin_apply(f, s)} installs a core and EP that work together"
+    ),
+    "plugin-no-device": lambda f, lib, s: (
+        f"{f.plan} --provider {s or 'tensorrt-rtx'}  says whether the EP supports this GPU (TensorRT-RTX: GeForce "
+        "RTX / RTX PRO, compute capability 7.5, 8.6, 8.9, 12.0); otherwise leave --provider out for onnxruntime-gpu's "
+        "CUDA provider"
+    ),
     "no-driver": _no_driver,
     "driver-library-mismatch": lambda f, lib, s: (
         "the kernel driver and its user-space libraries differ after an upgrade: reboot (or reload nvidia modules)"

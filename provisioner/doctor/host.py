@@ -594,6 +594,10 @@ def _gpu_slower(report: VerifyReport, fixes: Fixes) -> list[Finding]:
 def _from_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list[Finding]:
     kind, message = failure.kind, failure.message
     evidence = (message,)
+    if report.plugin is not None and kind in _PLUGIN_TITLES:
+        code = "plugin-library-missing" if kind == "library-missing" else kind
+        title = _PLUGIN_TITLES[kind].format(module=report.plugin.module, library=failure.library or "a library")
+        return [Finding(code, "error", title, evidence, fixes.for_code(code, subject=report.provider), failure.library)]
     if kind in ("cpu-package-only", "cpu-and-gpu-installed"):
         title = (
             "`import onnxruntime` loads the CPU package: no GPU provider"
@@ -619,6 +623,14 @@ def _from_failure(failure: Failure, report: VerifyReport, fixes: Fixes) -> list[
         title = f"{failure.library or 'the Microsoft Visual C++ runtime'} (Microsoft Visual C++ runtime) is missing"
         return [Finding(kind, "error", title, evidence, fixes.for_code(kind), failure.library)]
     return _other_failure(failure, report, fixes)
+
+
+_PLUGIN_TITLES = {  # a plugin EP's verify failures (verify_plugin.py) -> their findings
+    "library-missing": "the plugin EP's provider cannot load: {library} is not found by the loader",
+    "plugin-register-failed": "the plugin EP {module} did not register into onnxruntime",
+    "plugin-no-device": "the plugin EP {module} registered but offers no device here",
+    "plugin-beside-gpu-core": "onnxruntime-gpu is installed beside the plugin EP {module}, which needs the CPU core",
+}
 
 
 def _library_failure(failure: Failure, fixes: Fixes) -> list[Finding]:

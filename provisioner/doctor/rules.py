@@ -105,6 +105,11 @@ RULES: tuple[Rule, ...] = (
         L.cpu_and_gpu_installed,
     ),
     Rule(
+        "plugin-beside-gpu-core",
+        "onnxruntime-gpu installed beside a plugin EP that registers into the CPU core (the verify report)",
+        None,
+    ),
+    Rule(
         "package-files-missing",
         "onnxruntime's module lacking its API; RECORD files gone on the host",
         L.package_files_missing,
@@ -132,6 +137,13 @@ RULES: tuple[Rule, ...] = (
         L.library_not_on_path,
     ),
     Rule("loader-hook-failed", "ortprov's loader hook status in the verify report", None),
+    Rule(
+        "plugin-library-missing",
+        "a library the plugin EP's provider links resolved by nothing (the verify report's closure)",
+        None,
+    ),
+    Rule("plugin-register-failed", "register_execution_provider_library raised (the verify report)", None),
+    Rule("plugin-no-device", "the plugin EP registered but get_ep_devices() has none for it (the verify report)", None),
     Rule(
         "msvc-runtime-missing",
         "vcruntime/msvcp missing; DLL initialisation failed (error 1114)",

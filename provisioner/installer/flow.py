@@ -362,6 +362,8 @@ class Verifier:
         # session, its libnvinfer, the engine cache); system TensorRT is the machine's, not the plan's
         plan = self.plan
         provider = "tensorrt" if plan.tensorrt_version and plan.tensorrt_source != "system" else "cuda"
+        if plan.plugin:
+            provider = plan.plugin.provider
         self.listener.tell(VerifyStarted(static, self.target.python, provider))
         report = run_verify(
             self.target.python,
@@ -370,6 +372,7 @@ class Verifier:
             timeout=self.settings.verify_timeout,
             preload=preload,
             env=env,
+            plugin_module=plan.plugin.module if plan.plugin else None,
         )
         self.report = report
         self.listener.tell(VerifyEnded(report))

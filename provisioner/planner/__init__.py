@@ -56,6 +56,7 @@ from provisioner.planner.candidates import candidates
 from provisioner.planner.common import Existing, driver_cuda_version, host_name, short_label, unique
 from provisioner.planner.judge import judge
 from provisioner.planner.libraries import closure_lines, library_pins, system_library_notes
+from provisioner.planner.plugin import PLUGIN_PROVIDERS, make_plugin_plan
 from provisioner.planner.preference import (
     choice_reason,
     environment_lines,
@@ -95,6 +96,8 @@ def make_plan(hosts: Sequence[HostFacts], matrix: Matrix, request: Request) -> P
     hosts = tuple(hosts)
     if not hosts:
         raise BadInput("no host to plan for", hint="pass --host FILE or the --driver/--gpu-cc/--python flags")
+    if request.provider in PLUGIN_PROVIDERS:
+        return make_plugin_plan(hosts, matrix, request)
     unrunnable = driver_gpu_error(hosts, matrix)
     if unrunnable is not None:
         raise unrunnable

@@ -142,7 +142,7 @@ def _python_problems(build: OrtBuild, host: HostFacts, who: str, matrix: Matrix,
     return [f"{short_label(build)} has no wheel for Python {wanted}{kind} ({who} has Python {wanted})"]
 
 
-def _driver_floors(
+def driver_floors(
     matrix: Matrix, release: CudaRelease, major_record: CudaMajor | None, windows: bool
 ) -> tuple[str | None, str | None]:
     """(full-support floor, minor-version-compatibility floor) for the host's OS (Windows numbers its drivers
@@ -167,7 +167,7 @@ def _driver_problems(
     reasons: list[str],
 ) -> list[str]:
     driver = host.driver
-    full, compat = _driver_floors(matrix, release, major_record, host.platform.os == "windows")
+    full, compat = driver_floors(matrix, release, major_record, host.platform.os == "windows")
     needed = compat or full
     label = short_label(build)
     if not driver.present or not (driver.version or driver.cuda_version):

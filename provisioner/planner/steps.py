@@ -112,11 +112,11 @@ def retarget(plan: Plan, targets: Sequence[Installed]) -> Plan:
     rules `make_plan` uses, and a loader hook the plan does not install removed. No targets: nothing is
     installed (a venv about to be created), so nothing is removed."""
     removals = conflicting_flavours(plan, targets, plan.pins)
-    uninstall = _uninstall_step(removals)
+    uninstall = uninstall_step(removals)
     others = tuple(step for step in plan.steps if step.kind not in ("uninstall", REMOVE_LOADER_HOOK))
     installs_hook = any(step.kind == LOADER_HOOK for step in plan.steps)
     if not installs_hook and any(target.python is not None and target.python.loader_hook for target in targets):
-        others += (_hook_removal("the plan installs no loader hook"),)
+        others += (hook_removal("the plan installs no loader hook"),)
     return replace(plan, steps=(uninstall, *others) if uninstall else others)
 
 
@@ -128,7 +128,7 @@ def install_steps(
     *,
     extras: bool = True,
 ) -> tuple[Step, ...]:
-    first = _uninstall_step(uninstall)
+    first = uninstall_step(uninstall)
     steps: list[Step] = [first] if first else []
     extras_text = f"[{','.join(build.extras)}]" if build.extras and extras else ""
     ort = f"{build.package}{extras_text}=={build.ort_version}"
@@ -200,14 +200,14 @@ def loader_hook(build: OrtBuild, hosts: tuple[HostFacts, ...], request: Request)
     if not has_hook:
         return (), notes
     why = "CUDA and cuDNN come from the system" if request.cuda_libraries == "system" else "--no-loader-hook"
-    return (_hook_removal(why),), notes
+    return (hook_removal(why),), notes
 
 
-def _hook_removal(why: str) -> Step:
+def hook_removal(why: str) -> Step:
     return Step(REMOVE_LOADER_HOOK, (), f"{why}: the loader hook an earlier apply installed goes")
 
 
-def _uninstall_step(removals: list[tuple[str, str]]) -> Step | None:
+def uninstall_step(removals: list[tuple[str, str]]) -> Step | None:
     if not removals:
         return None
     return Step("uninstall", tuple(name for name, _ in removals), "; ".join(why for _, why in removals))

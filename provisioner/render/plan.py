@@ -72,6 +72,9 @@ def render_text(plan: Plan, verbose: bool = False, python: str = "python") -> st
     """The summary; `verbose` adds every rejected candidate and the host details."""
     lines: list[str] = []
     what = f"{plan.package} {plan.ort_version}: CUDA {plan.cuda_version}"
+    if plan.plugin:
+        what = f"{plan.package} {plan.ort_version} + {plan.plugin.package} {plan.plugin.version}: the "
+        what += f"{plan.plugin.ep_name} plugin EP, CUDA {plan.plugin.cuda_major}"
     if plan.cudnn_version:
         what += f", cuDNN {plan.cudnn_version}"
     if plan.tensorrt_version:

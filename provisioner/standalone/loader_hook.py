@@ -16,6 +16,13 @@ lets the import go on as usual:
   is left alone, and a CPU build of onnxruntime makes the hook do nothing.
 - Windows: the folders holding the wheels' DLLs go to the front of PATH (which LoadLibrary searches for the
   provider's dependencies) and to os.add_dll_directory.
+- A plugin EP package (a top-level `onnxruntime_ep_*` module: NVIDIA's TensorRT-RTX EP), when the program
+  imports it (Linux): its provider library links libraries its wheel bundles beside it under another file name
+  (libcudart.so.13 is the file libcudart.so.13.4.36) and has no RUNPATH, so `register_execution_provider_library`
+  finds them only where a CUDA toolkit happens to be on the loader path (and then loads that toolkit's runtime,
+  not the one the EP was built with). The hook loads each bundled file whose SONAME the provider links, with
+  RTLD_GLOBAL, unless that soname is mapped already (PLUGINS records it). It registers nothing: registering
+  stays the program's call.
 
 Standard library only, Python 3.8+. It must never break an interpreter: every failure is caught and kept in
 STATUS, which `ortprov verify` and `ortprov doctor` read and report. It is always a package member (never run
@@ -45,6 +52,8 @@ STATUS: "dict[str, Any]" = {
     "error": None,  # the hook itself failed
     "seconds": None,
 }
+PLUGINS: "dict[str, dict[str, Any]]" = {}  # plugin EP module -> {"loaded": [...], "errors": [...], ...}
+PLUGIN_PREFIX = "onnxruntime_ep_"  # the top-level modules of onnxruntime's plugin EP packages
 PROVIDERS = ("libonnxruntime_providers_cuda.so", "libonnxruntime_providers_tensorrt.so")
 TENSORRT_PROVIDER = PROVIDERS[1]
 
@@ -56,6 +65,8 @@ class OnnxruntimeImportWatcher:
     def find_spec(name: "str", path: "object" = None, target: "object" = None) -> None:
         if name == "onnxruntime" and STATUS["state"] == "waiting":
             run()
+        elif name.startswith(PLUGIN_PREFIX) and "." not in name and name not in PLUGINS:
+            prepare_plugin(name, sys.path)
         return None
 
 
@@ -72,8 +83,6 @@ def run(paths: "list[str] | None" = None) -> None:
     started = time.perf_counter()
     STATUS["state"] = "running"
     try:
-        if OnnxruntimeImportWatcher in sys.meta_path:
-            sys.meta_path.remove(OnnxruntimeImportWatcher)
         if sys.platform.startswith("win"):
             prepare_windows(sys.path if paths is None else paths)
         else:
@@ -279,6 +288,56 @@ def load_order(
     for name in wanted:
         visit(name, 0)
     return order
+
+
+def prepare_plugin(module: str, paths: "list[str]") -> None:
+    """Load the libraries a plugin EP's provider links that its wheel bundles under another file name (see the
+    module's docstring); never raises (what failed is in PLUGINS[module])."""
+    import os
+
+    status: dict[str, Any] = {"loaded": [], "already_loaded": [], "errors": [], "library": None, "error": None}
+    PLUGINS[module] = status
+    if not sys.platform.startswith("linux"):
+        status["error"] = "nothing to do off Linux"
+        return
+    try:
+        folder = find_package(paths, module)
+        if folder is None:
+            return
+        from . import elf
+
+        names = sorted(os.listdir(folder))
+        provider = next((n for n in names if "onnxruntime_providers_" in n and n.endswith(".so")), None)
+        if provider is None:
+            return
+        status["library"] = os.path.join(folder, provider)
+        needed = elf.read_dynamic_file(status["library"]).needed
+        bundled = {}
+        for name in names:
+            path = os.path.join(folder, name)
+            if name == provider or ".so" not in name or os.path.islink(path) or not os.path.isfile(path):
+                continue
+            try:
+                soname = elf.read_dynamic_file(path).soname
+            except (OSError, ValueError):
+                continue
+            if soname in needed and soname != name:
+                bundled.setdefault(soname, path)
+        mapped = mapped_sonames()
+        order = load_order(
+            [n for n in needed if n in bundled], bundled, mapped, lambda p: elf.read_dynamic_file(p).needed
+        )
+        import ctypes
+
+        for soname, path in order:
+            try:
+                ctypes.CDLL(path, mode=getattr(os, "RTLD_GLOBAL", 0x100))
+                status["loaded"].append(path)
+            except OSError as exc:
+                status["errors"].append(f"{soname}: {exc}")
+        status["already_loaded"] = sorted(n for n in bundled if n in mapped)
+    except BaseException as exc:  # noqa: BLE001 - a hook must not break the program importing the EP
+        status["error"] = f"{type(exc).__name__}: {exc}"
 
 
 # ---------------------------------------------------------------- Windows

@@ -22,6 +22,7 @@ if __package__:  # a package member: provisioner.standalone (ortprov's tests)
         protocol,
         verify_libraries,
         verify_package,
+        verify_plugin,
         verify_session,
         verify_static,
         verify_static_pe,
@@ -31,6 +32,7 @@ else:  # run as a script: its folder is sys.path[0]
     import protocol  # type: ignore[no-redef]
     import verify_libraries  # type: ignore[no-redef]
     import verify_package  # type: ignore[no-redef]
+    import verify_plugin  # type: ignore[no-redef]
     import verify_session  # type: ignore[no-redef]
     import verify_static  # type: ignore[no-redef]
     import verify_static_pe  # type: ignore[no-redef]
@@ -43,7 +45,10 @@ classify_source = verify_libraries.classify_source  # where a library file comes
 
 def parse_args(argv: list) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--provider", choices=sorted(verify_package.GPU_PROVIDERS), default="cuda")
+    parser.add_argument(
+        "--provider", default="cuda", help="cuda, tensorrt, or a plugin EP's name (with --plugin-module)"
+    )
+    parser.add_argument("--plugin-module", default=None, help="a plugin EP's module (onnxruntime_ep_nv_tensorrt_rtx)")
     parser.add_argument("--model", default=None)
     parser.add_argument("--models", required=True, help="the folder of the built-in check models")
     parser.add_argument("--static", action="store_true")
@@ -61,6 +66,8 @@ def parse_args(argv: list) -> argparse.Namespace:
         "too old to say itself (no _get_nvidia_dll_paths)",
     )
     args = parser.parse_args(argv)
+    if args.plugin_module is None and args.provider not in verify_package.GPU_PROVIDERS:
+        parser.error(f"--provider {args.provider} is a plugin EP: name its --plugin-module")
     args.engine_cache = None  # TensorRT's engine cache folder, made by run() for --provider tensorrt
     dims = {}
     for item in args.dim:
@@ -77,6 +84,8 @@ def parse_args(argv: list) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> dict:
     """The report: what is installed and imported, then the static check (--static) or the sessions."""
     result = new_result(args)
+    if args.plugin_module:
+        return plugin(args, result)
     package = verify_package.installed(args.provider, result)
     if package is None:
         return result
@@ -107,6 +116,37 @@ def run(args: argparse.Namespace) -> dict:
         result["failures"].append({"kind": "numpy-missing", "message": f"import numpy: {exc}"})
         return result
     sessions(ort, np, args, result)
+    result["loaded_libraries"] = verify_libraries.loaded_libraries()
+    return result
+
+
+def plugin(args: argparse.Namespace, result: dict[str, Any]) -> dict:
+    """A plugin EP (verify_plugin.py) in the CPU core it registers into: what is installed, the core's import, the
+    EP's closure and session."""
+    package = verify_package.installed("cuda", result)
+    if package is None:
+        return result
+    gpu = verify_package.gpu_dist_names(package)
+    if gpu:
+        result["failures"].append(
+            {
+                "kind": "plugin-beside-gpu-core",
+                "message": f"{', '.join(gpu)} is installed beside the {args.plugin_module} plugin EP, which registers "
+                "into the CPU onnxruntime core: both install the onnxruntime module, and the EP's guide says to "
+                "uninstall onnxruntime-gpu",
+            }
+        )
+    protocol.stage("import")
+    try:
+        import onnxruntime as ort
+    except Exception as exc:  # noqa: BLE001
+        result["failures"].append(
+            {"kind": "import-failed", "message": f"import onnxruntime: {type(exc).__name__}: {exc}"}
+        )
+        return result
+    result["ort"]["version"] = getattr(ort, "__version__", None)
+    result["ort"]["file"] = getattr(ort, "__file__", None)
+    verify_plugin.plugin_check(ort, args, result)
     result["loaded_libraries"] = verify_libraries.loaded_libraries()
     return result
 

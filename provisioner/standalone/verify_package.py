@@ -72,12 +72,25 @@ def installed_ort_dists(related: bool = False) -> list:
         name = str(dist.metadata["Name"] or "").strip()
         key = name.lower().replace("_", "-")
         wanted = key in RELATED_DISTS if related else key.startswith(("onnxruntime", "ort-nightly"))
+        if wanted and not related and not _installs_onnxruntime(dist):
+            wanted = False  # a plugin EP package (onnxruntime-ep-*): its own module, registered into the core
         if wanted and key not in found:
             location = None
             with contextlib.suppress(Exception):
                 location = str(dist.locate_file(""))
             found[key] = {"name": key, "version": dist.version, "location": location}
     return sorted(found.values(), key=lambda d: d["name"])
+
+
+def _installs_onnxruntime(dist: Any) -> bool:
+    """Whether the distribution's RECORD lists files of the onnxruntime package (unknown: assumed so)."""
+    try:
+        files = dist.files
+    except Exception:  # noqa: BLE001 - a broken RECORD: assume it does, as before
+        return True
+    if not files:
+        return True
+    return any(str(f).replace("\\", "/").startswith("onnxruntime/") for f in files)
 
 
 def is_gpu_dist(name: str) -> bool:

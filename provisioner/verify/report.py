@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from provisioner.serde import from_jsonable, to_jsonable
 
@@ -32,6 +33,9 @@ BLOCKING_KINDS = frozenset(
         "child-error",
         "numpy-missing",
         "provider-library-unreadable",
+        "plugin-register-failed",  # a plugin EP's library did not register into the core
+        "plugin-no-device",  # registered, but it offers no device here
+        "plugin-beside-gpu-core",  # onnxruntime-gpu installed beside an EP that registers into the CPU core
     }
 )
 
@@ -205,6 +209,42 @@ class StaticCheck:
 
 
 @dataclass(frozen=True)
+class PluginLibrary:
+    """One library a plugin EP's provider links, as the process would resolve it after the EP's import."""
+
+    soname: str
+    status: str  # loaded (mapped already) | found | driver | driver-missing | missing
+    library: str | None = None
+    path: str | None = None
+    how: str | None = None  # rpath | ld_library_path | runpath | ldconfig | default_dir
+
+
+@dataclass(frozen=True)
+class EpDevice:
+    """One device `get_ep_devices()` gives the plugin EP."""
+
+    ep_name: str | None = None
+    vendor: str | None = None
+    type: str = ""
+    device_id: int | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PluginCheck:
+    """`verify --provider tensorrt-rtx`: the plugin EP as its guide uses it (verify_plugin.py)."""
+
+    module: str
+    version: str | None = None
+    library: str | None = None
+    ep_name: str | None = None
+    registered: bool = False
+    devices: tuple[EpDevice, ...] = ()
+    closure: tuple[PluginLibrary, ...] = ()
+    hook: dict[str, Any] | None = None  # what ortprov's loader hook did for it (its PLUGINS entry)
+
+
+@dataclass(frozen=True)
 class VerifyReport:
     """Everything one `ortprov verify` proved. `ok` is True only when the GPU really ran the checks."""
 
@@ -224,6 +264,7 @@ class VerifyReport:
     loaded_libraries: tuple[LoadedLibrary, ...] = ()
     static: StaticCheck | None = None
     tensorrt: TensorRTCheck | None = None  # --provider tensorrt
+    plugin: PluginCheck | None = None  # a plugin EP (--provider tensorrt-rtx)
     inputs: dict[str, tuple[InputSpec, ...]] = field(default_factory=dict)
     python_version: str | None = None
     stage: str | None = None  # the last stage the child reached (where a crash or hang happened)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from provisioner import childproc, standalone
 from provisioner.errors import BadInput
+from provisioner.plan import PLUGIN_PROVIDERS
 from provisioner.standalone.protocol import STAGE_PREFIX
 from provisioner.verify.report import Failure, VerifyReport
 
@@ -47,6 +48,7 @@ def run_verify(
     timeout: float = 120.0,
     preload: bool = False,
     env: dict[str, str] | None = None,
+    plugin_module: str | None = None,
 ) -> VerifyReport:
     """Prove a GPU session in `python` (a path to the target interpreter) and return the report.
 
@@ -58,6 +60,8 @@ def run_verify(
     """
     _validate(python)
     argv = _child_argv(python, provider, model, static, dims or {})
+    if provider in PLUGIN_PROVIDERS:  # the EP's module, which names its library and EP (verify_plugin.py)
+        argv += ["--plugin-module", plugin_module or plugin_module_of(provider)]
     child_env = {**os.environ, **(env or {}), "PYTHONIOENCODING": "utf-8", "PYTHONUNBUFFERED": "1"}
     deadline = time.monotonic() + timeout
     first = _run_child(argv + ["--preload", "yes" if preload else "no"], timeout, child_env, provider, static, python)
@@ -107,6 +111,16 @@ def _child_argv(python: str, provider: str, model: str | None, static: bool, dim
     for name, size in dims.items():
         argv += ["--dim", f"{name}={size}"]
     return argv
+
+
+def plugin_module_of(provider: str) -> str:
+    """The Python module of a plugin EP provider (tensorrt-rtx: onnxruntime_ep_nv_tensorrt_rtx), from the matrix."""
+    from provisioner.matrix.load import load_matrix
+
+    modules = [e.module for e in load_matrix().ep_releases if e.provider == provider]
+    if not modules:
+        raise BadInput(f"the matrix records no {provider} EP package", hint="ortprov matrix update reads them")
+    return modules[0]
 
 
 def lazy_sonames() -> dict[str, tuple[str, ...]]:

@@ -52,7 +52,7 @@ def test_unrecognised_log_exits_0_and_says_so():
     [
         (["--log", "/nonexistent.log"], None, "does not exist"),
         (["--log", "-"], "   \n", "is empty"),
-        (["--provider", "rocm"], None, "not cuda or tensorrt"),
+        (["--provider", "rocm"], None, "is not cuda, tensorrt, tensorrt-rtx"),
         (["--python", "/nonexistent/python"], None, "does not exist"),
     ],
 )

@@ -77,7 +77,7 @@ def test_cli_verify_json_is_only_json():
     [
         (["--dim", "batch"], "is not NAME=N"),
         (["--model", "/nonexistent.onnx"], "does not exist"),
-        (["--provider", "rocm"], "not cuda or tensorrt"),
+        (["--provider", "rocm"], "is not cuda, tensorrt, tensorrt-rtx"),
         (["--python", "/nonexistent/python"], "does not exist"),
         (["--timeout", "0"], "must be positive"),
         (["--static", "--model", str(CHECK_MODEL)], "do not go together"),

@@ -74,7 +74,7 @@ def test_install_completion_refuses_a_shell_it_cannot_serve_and_writes_nothing(t
         ("ortprov apply --installer ", ["auto", "uv", "pip", "conda"]),
         ("ortprov dockerfile --base ", ["slim", "cuda"]),
         ("ortprov download --cuda-libraries s", ["system"]),
-        ("ortprov verify --provider ", ["cuda", "tensorrt"]),
+        ("ortprov verify --provider ", ["cuda", "tensorrt", "tensorrt-rtx"]),
         ("ortprov plan --platform linux-", ["linux-x86_64", "linux-aarch64"]),
         ("ortprov --show-completion p", ["powershell", "pwsh"]),
     ],

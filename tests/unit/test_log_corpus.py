@@ -42,6 +42,11 @@ NO_REAL_LOGS = {
     "tensorrt-install-failed",
     "tensorrt-major-mismatch",
     "tensorrt-engine-cache-stale",
+    # plugin EPs (issue 32): read from the verify child's report of a plugin EP (verify_plugin.py)
+    "plugin-beside-gpu-core",
+    "plugin-library-missing",
+    "plugin-register-failed",
+    "plugin-no-device",
 }
 
 

@@ -94,7 +94,8 @@ def test_every_planning_command_takes_every_planning_option(name: str) -> None:
 def test_the_saved_plan_rule_names_the_declared_flags() -> None:
     assert set(PLANNING_FLAGS.values()) == {
         "--host", "--driver", "--gpu-cc", "--python X.Y", "--python PATH", "--platform", "--ort", "--cuda",
-        "--tensorrt", "--cuda-libraries", "--no-loader-hook", "--tensorrt-libraries", "--tensorrt-index-url",
+        "--tensorrt", "--provider", "--cuda-libraries", "--no-loader-hook", "--tensorrt-libraries",
+        "--tensorrt-index-url",
     }  # fmt: skip
     assert {field for d in PLANNING.values() for field in d.sets} == set(PLANNING_FLAGS)
 
