@@ -21,7 +21,7 @@ from provisioner.matrix.query import cuda_major, cuda_release
 from provisioner.plan import LOADER_HOOK, PLUGIN_PROVIDERS, Plan, PluginEp, Rejection, Request, Step
 from provisioner.planner.common import host_name, unique
 from provisioner.planner.judge import driver_floors
-from provisioner.planner.steps import hook_removal, uninstall_step, conflicting_flavours
+from provisioner.planner.steps import conflicting_flavours, hook_removal, uninstall_step
 from provisioner.versions import driver_at_least, ort_matcher, satisfies, vtuple
 
 TYPE_CHECKING = False

@@ -54,7 +54,12 @@ def render_dockerfile(plan: Plan, matrix: Matrix, *, base: str = "slim", base_im
     _refuse_credentials(plan)
     if base_image is not None and not _IMAGE.fullmatch(base_image):
         raise BadInput(f"base image {base_image!r} is not an image reference")
-    build = find_build(plan, matrix)
+    if plan.plugin and base != "slim":
+        raise BadInput(
+            f"--base cuda supplies CUDA for onnxruntime-gpu; the {plan.plugin.provider} EP bundles its runtime",
+            hint="leave --base out (slim)",
+        )
+    build = find_build(plan, matrix) if plan.plugin is None else None
     bases = _bases()
     if base == "slim":
         target = required_python(plan)
@@ -78,15 +83,18 @@ def render_dockerfile(plan: Plan, matrix: Matrix, *, base: str = "slim", base_im
         )
     if not _IMAGE.fullmatch(default_image):
         raise DataError(f"base image {default_image!r} from the data is not an image reference")
-    sonames = [s for s in (*build.libraries_linked, *build.libraries_lazy) if s]
+    sonames = [s for s in (*build.libraries_linked, *build.libraries_lazy) if s] if build else []
     for soname in sonames:
         if not _SONAME.fullmatch(soname):
             raise DataError(f"matrix library {soname!r} is not a soname")
     check_argv = [VENV_PYTHON, CHECK_SCRIPT_PATH, *sonames] + (["--tensorrt"] if plan.tensorrt_version else [])
+    plugin = ["--plugin", plan.plugin.module] if plan.plugin else []
     return template("Dockerfile.tmpl").substitute(
         header="\n".join(header_lines(plan)),
         base_choice=_wrap_comment(choice),
-        image_name=f"onnxruntime-gpu:{plan.ort_version}-cuda{plan.cuda_version}",
+        image_name=f"{plan.plugin.package}:{plan.plugin.version}"
+        if plan.plugin
+        else f"onnxruntime-gpu:{plan.ort_version}-cuda{plan.cuda_version}",
         base_image=base_image or default_image,
         ort_version=plan.ort_version,
         cuda_version=plan.cuda_version,
@@ -97,8 +105,14 @@ def render_dockerfile(plan: Plan, matrix: Matrix, *, base: str = "slim", base_im
             if base == "slim"
             else ""
         ),
-        checked_sonames=_wrap_comment(", ".join(sonames) or "(none listed)", width=70, prefix="#     "),
-        check_layer=_check_layer(shlex.join(check_argv), loader=base == "slim"),
+        checked_sonames=_wrap_comment(
+            ", ".join(sonames) or f"(none: the plugin EP's {plan.plugin.library} names them)"
+            if plan.plugin
+            else ", ".join(sonames) or "(none listed)",
+            width=70,
+            prefix="#     ",
+        ),
+        check_layer=_check_layer(shlex.join(check_argv + plugin), loader=base == "slim", plugin=plugin),
     )
 
 
@@ -156,11 +170,12 @@ def context_files() -> dict[str, bytes]:
     return {f"{CONTEXT_DIR}/{name}": content for name, content in standalone.sources(CHECK_PROGRAM).items()}
 
 
-def _check_layer(check_command: str, *, loader: bool) -> str:
+def _check_layer(check_command: str, *, loader: bool, plugin: list[str] | None = None) -> str:
     """COPY the check program and its siblings from the build context (`ortprov dockerfile --context DIR` writes
     them there), then one RUN: register the NVIDIA wheel folders with the loader (slim base), run the check."""
     lines = [f'COPY ["{CONTEXT_DIR}/", "{CHECK_DIR}/"]']
-    run = [f"{VENV_PYTHON} {CHECK_SCRIPT_PATH} --write-ld-conf {LD_CONF_PATH}", "ldconfig"] if loader else []
+    listed = " ".join([f"--write-ld-conf {LD_CONF_PATH}", *(plugin or [])])
+    run = [f"{VENV_PYTHON} {CHECK_SCRIPT_PATH} {listed}", "ldconfig"] if loader else []
     run.append(check_command)
     lines.append("# hadolint ignore=DL3059")
     lines.append("RUN " + " \\\n && ".join(run))

@@ -215,12 +215,11 @@ def _check_pinned_covers(plan: Plan, pinned: Sequence[PinnedRequirement]) -> Non
 def render_conda(plan: Plan, matrix: Matrix) -> str:
     """environment.yml: conda-forge CUDA/cuDNN for the plan's CUDA era, then onnxruntime-gpu from pip."""
     cuda_major = require_cuda_major(plan, matrix)
-    if not cuda_major.conda_packages:
+    if not cuda_major.conda_packages and not plan.plugin:
         raise DataError(f"the matrix lists no conda-forge packages for CUDA {cuda_major.major}")
     python = target_python(plan)
-    conda = ([f"python={python.rstrip('t')}"] if python else []) + [
-        _conda_spec(name, plan) for name in cuda_major.conda_packages
-    ]
+    packages = () if plan.plugin else cuda_major.conda_packages  # a plugin EP bundles its CUDA runtime
+    conda = ([f"python={python.rstrip('t')}"] if python else []) + [_conda_spec(name, plan) for name in packages]
     installs = [step for step in plan.steps if step.kind == "install"]
     pip_lines = _one_run_options(installs, "an environment.yml's pip section") + [
         req for step in installs for req in without_nvidia_wheels(step.packages, plan.package)
@@ -228,7 +227,9 @@ def render_conda(plan: Plan, matrix: Matrix) -> str:
     era = "cudatoolkit + cudnn" if "cudatoolkit" in cuda_major.conda_packages else "cuda-version + split packages"
     text = template("environment.yml.tmpl").substitute(
         header="\n".join(header_lines(plan)),
-        cuda_era=f"CUDA {cuda_major.major}: {era}",
+        cuda_era=f"CUDA {cuda_major.major}: {era}"
+        if not plan.plugin
+        else f"CUDA {cuda_major.major}: bundled by the EP",
         env_name=yaml_str(f"{plan.package}-{plan.ort_version}"),
         conda_dependencies="\n".join(f"  - {yaml_str(spec)}" for spec in conda),
         pip_dependencies="\n".join(f"    - {yaml_str(line)}" for line in pip_lines),

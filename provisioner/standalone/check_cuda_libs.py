@@ -6,6 +6,10 @@ no GPU. It uses only the standard library (Python >= 3.8).
 
     check_cuda_libs.py [--tensorrt] SONAME ...     check; exit 1 and name what is missing
     check_cuda_libs.py --write-ld-conf FILE        list the NVIDIA pip-wheel library folders in FILE
+    ... --plugin MODULE                            a plugin EP's package (onnxruntime_ep_nv_tensorrt_rtx): its
+                                                   folder is listed too (ldconfig then makes the soname links of
+                                                   what it bundles under longer names), and the check reads its
+                                                   provider library instead of onnxruntime's CUDA provider
 
 The sonames checked are those given (libraries_linked + libraries_lazy in the matrix for the planned build)
 plus the DT_NEEDED entries read from the installed libonnxruntime_providers_cuda.so itself. Each is opened
@@ -56,6 +60,23 @@ def nvidia_lib_dirs() -> list[str]:
     return dirs
 
 
+def plugin_folder(module: str) -> str | None:
+    """The folder of a plugin EP's package in site-packages (not imported)."""
+    for base in site_dirs():
+        folder = os.path.join(base, module)
+        if os.path.isfile(os.path.join(folder, "__init__.py")):
+            return folder
+    return None
+
+
+def plugin_library(module: str) -> str | None:
+    """The provider library a plugin EP's package holds (libonnxruntime_providers_*.so), or None."""
+    folder = plugin_folder(module)
+    names = sorted(os.listdir(folder)) if folder else []
+    found = [n for n in names if n.startswith("libonnxruntime_providers_") and n.endswith(".so")]
+    return os.path.join(folder, found[0]) if folder and found else None
+
+
 def elf_dynamic(path: str) -> tuple[list[str], list[str]]:
     """(DT_NEEDED names, RUNPATH and RPATH folders with $ORIGIN expanded) of an ELF shared object."""
     dynamic = elf.read_dynamic_file(path)
@@ -92,7 +113,7 @@ def load(soname: str, search_first: list[str]) -> str | None:
         return str(exc)
 
 
-def check(sonames: list[str], tensorrt: bool) -> int:
+def check(sonames: list[str], tensorrt: bool, plugin: str | None = None) -> int:
     """Print one line per library; return the exit status."""
     problems = []
     capi = onnxruntime_capi()
@@ -109,8 +130,12 @@ def check(sonames: list[str], tensorrt: bool) -> int:
     providers = ["cuda"] + (["tensorrt"] if tensorrt else [])
     wanted = list(sonames)
     runpaths: list[str] = []
-    for provider in providers:
-        library = os.path.join(capi, f"libonnxruntime_providers_{provider}.so")
+    libraries = [os.path.join(capi, f"libonnxruntime_providers_{provider}.so") for provider in providers]
+    if plugin:
+        libraries = [plugin_library(plugin) or os.path.join(plugin, "libonnxruntime_providers_<plugin>.so")]
+        providers = [plugin]
+    for index, library in enumerate(libraries):
+        provider = providers[index]
         if not os.path.exists(library):
             name = os.path.basename(library)
             problems.append(
@@ -124,7 +149,7 @@ def check(sonames: list[str], tensorrt: bool) -> int:
             problems.append(f"cannot read {library}: {exc}")
             continue
         wanted += needed
-        runpaths += paths + [capi]
+        runpaths += paths + ([] if plugin else [capi])  # a plugin's library has no RUNPATH: the loader's search
     checked = 0
     for soname in dict.fromkeys(wanted):
         if libnames.is_driver_library(soname):
@@ -150,15 +175,21 @@ def check(sonames: list[str], tensorrt: bool) -> int:
 
 
 def main(argv: list[str]) -> int:
+    plugin = None
+    if "--plugin" in argv and argv.index("--plugin") + 1 < len(argv):
+        at = argv.index("--plugin")
+        plugin, argv = argv[at + 1], argv[:at] + argv[at + 2 :]
     if argv[:1] == ["--write-ld-conf"] and len(argv) == 2:
         dirs = nvidia_lib_dirs()
+        folder = plugin_folder(plugin) if plugin else None
+        dirs += [folder] if folder and folder not in dirs else []
         with open(argv[1], "w") as file:
             file.write("".join(folder + "\n" for folder in dirs))
         listed = ", ".join(dirs) or "none"
         print(f"NVIDIA wheel library folders: {listed}")
         return 0
     tensorrt = "--tensorrt" in argv
-    return check([arg for arg in argv if arg != "--tensorrt"], tensorrt)
+    return check([arg for arg in argv if arg != "--tensorrt"], tensorrt, plugin)
 
 
 if __name__ == "__main__":

@@ -155,3 +155,18 @@ def test_cli_plans_it_and_refuses_flags_that_contradict_it() -> None:
     assert both.returncode == 2 and "exclude each other" in both.stderr and "Traceback" not in both.stderr
     bad = run_ortprov("plan", "--driver", "580", "--gpu-cc", "8.9", "--provider", "rtx")
     assert bad.returncode == 2 and "cuda, tensorrt, tensorrt-rtx" in bad.stderr
+
+
+def test_the_dockerfile_checks_the_eps_own_library_and_conda_adds_no_cuda_packages() -> None:
+    p = plan(host(driver="580.95.05", cc="8.9"))
+    dockerfile = render(p, "dockerfile", matrix=EP_MATRIX)
+    assert "--write-ld-conf /etc/ld.so.conf.d/ortprov-nvidia-wheels.conf --plugin onnxruntime_ep_nv_tensorrt_rtx" in (
+        dockerfile
+    )
+    assert (
+        "check_cuda_libs.py --plugin onnxruntime_ep_nv_tensorrt_rtx" in dockerfile and "nvidia-cudnn" not in dockerfile
+    )
+    with pytest.raises(BadInput, match="bundles its runtime"):
+        render(p, "dockerfile", matrix=EP_MATRIX, base="cuda")
+    conda = render(p, "conda", matrix=EP_MATRIX)
+    assert "cuda-version" not in conda and '"onnxruntime-ep-nv-tensorrt-rtx-cu13==0.5.0"' in conda

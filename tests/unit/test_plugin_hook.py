@@ -82,3 +82,27 @@ def test_with_the_hook_a_plain_program_loads_the_provider(tmp_path: Path) -> Non
     assert [Path(p).name for p in report.plugin.hook["loaded"]] == ["libfakert.so.13.4.36"]
     closure = {entry.soname: entry.status for entry in report.plugin.closure}
     assert closure["libfakert.so.13"] == "loaded"
+
+
+def test_the_dockerfile_check_lists_the_eps_folder_and_ldconfig_makes_its_soname_links(tmp_path: Path) -> None:
+    """The image's path (no hook): check_cuda_libs.py --write-ld-conf --plugin lists the EP's folder, and ldconfig
+    (here `ldconfig -n` on that folder, read through LD_LIBRARY_PATH as the image reads its cache) makes
+    libfakert.so.13 -> libfakert.so.13.4.36, after which the check passes; before, it names the library."""
+    import os
+
+    from provisioner import standalone
+
+    python = environment(tmp_path, hook=False)
+    program = str(standalone.path("check_cuda_libs.py"))
+    conf = tmp_path / "ep.conf"
+    listed = subprocess.run(
+        [str(python), program, "--write-ld-conf", str(conf), "--plugin", MODULE], capture_output=True, text=True
+    )
+    folder = conf.read_text().split()
+    assert listed.returncode == 0 and [Path(f).name for f in folder] == [MODULE]
+    env = {**os.environ, "LD_LIBRARY_PATH": folder[0]}
+    before = subprocess.run([str(python), program, "--plugin", MODULE], capture_output=True, text=True, env=env)
+    assert before.returncode == 1 and "MISSING  libfakert.so.13" in before.stdout
+    subprocess.run(["ldconfig", "-n", folder[0]], check=True)
+    after = subprocess.run([str(python), program, "--plugin", MODULE], capture_output=True, text=True, env=env)
+    assert after.returncode == 0 and "ok       libfakert.so.13" in after.stdout, after.stdout + after.stderr
