@@ -301,6 +301,9 @@ class EpRelease:
     conflicts_source: str = ""
     compute_capabilities: tuple[str, ...] = ()  # the GPUs it supports (documented)
     compute_capabilities_source: str = ""
+    device_cc_min: str = ""  # the EP's own device filter: get_ep_devices() offers no device below it ("8.0")
+    driver_min: dict[str, str] | None = None  # the EP's own driver check, by compute-capability major: {"8": ...}
+    device_source: str = ""  # where device_cc_min and driver_min come from (the EP's source)
     sources: tuple[str, ...] = ()
 
 

@@ -246,7 +246,9 @@ def _gpus(verdict: _Verdict, host: HostFacts, who: str) -> None:
     if not gpus:
         verdict.notes.append(f"no GPU known on {who}: it needs one of compute capability {', '.join(supported)}")
         return
-    source = verdict.release.compute_capabilities_source.split(" ", 1)[0]
+    release = verdict.release
+    source = release.compute_capabilities_source.split(" ", 1)[0]
+    device_source = release.device_source.split(" ", 1)[0]
     for gpu in gpus:
         cc = gpu.compute_capability
         name = f"GPU {gpu.index}" + (f" ({gpu.name})" if gpu.name else "")
@@ -254,13 +256,32 @@ def _gpus(verdict: _Verdict, host: HostFacts, who: str) -> None:
             verdict.notes.append(
                 f"the compute capability of {name} on {who} is unknown: the EP needs one of {', '.join(supported)}"
             )
+        elif release.device_cc_min and vtuple(cc) < vtuple(release.device_cc_min):
+            verdict.problems.append(
+                f"{name} on {who} is compute capability {cc}: the EP offers no device below "
+                f"{release.device_cc_min} (its source: {device_source})"
+            )
         elif cc not in supported:
             verdict.problems.append(
-                f"{name} on {who} is compute capability {cc}; the {verdict.release.provider} EP supports "
-                f"{', '.join(supported)} ({source})"
+                f"{name} on {who} is compute capability {cc}; TensorRT-RTX supports {', '.join(supported)} ({source})"
             )
         else:
             verdict.reasons.append(f"{name} on {who} (compute capability {cc}) is one the EP supports ({source})")
+            _gpu_driver(verdict, host, who, cc)
+
+
+def _gpu_driver(verdict: _Verdict, host: HostFacts, who: str, cc: str) -> None:
+    """The EP's own driver check for the GPU's architecture (driver_min by compute-capability major)."""
+    floors = verdict.release.driver_min or {}
+    majors = [m for m in floors if m.isdigit() and int(m) <= vtuple(cc)[0]]
+    if not majors or not host.driver.version:
+        return
+    floor = floors[max(majors, key=int)]
+    if not driver_at_least(host.driver.version, floor):
+        verdict.problems.append(
+            f"the EP needs driver >= {floor} for compute capability {cc} (its source: "
+            f"{verdict.release.device_source.split(' ', 1)[0]}); {who} has {host.driver.version}"
+        )
 
 
 def _runtime_release(variant: EpVariant) -> str | None:

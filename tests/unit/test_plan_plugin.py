@@ -55,6 +55,9 @@ def release(version: str, core_min: str = "1.24") -> EpRelease:
         conflicts_source="the EP's guide: install the CPU onnxruntime core, uninstall onnxruntime-gpu",
         compute_capabilities=("7.5", "8.6", "8.9", "12.0"),
         compute_capabilities_source="https://docs.nvidia.com/deeplearning/tensorrt-rtx/ (support matrix)",
+        device_cc_min="8.0",
+        driver_min={"8": "555.85", "12": "570.00"},
+        device_source="https://github.com/NVIDIA/TensorRT-RTX-EP-ABI (its device filter and driver check)",
     )
 
 
@@ -98,6 +101,16 @@ def test_h100_is_refused_by_the_eps_gpu_list() -> None:
         plan(host(driver="580.95.05", cc="9.0"))
     reasons = " ".join(r.reason for r in caught.value.rejected)
     assert "compute capability 9.0" in reasons and "supports 7.5, 8.6, 8.9, 12.0" in reasons
+
+
+def test_turing_gets_no_device_from_the_ep_and_blackwell_needs_its_driver() -> None:
+    """TensorRT-RTX's support matrix lists 7.5, but the EP's own device filter offers no device below 8.0."""
+    with pytest.raises(NoCompatiblePlan) as caught:
+        plan(host(driver="580.95.05", cc="7.5"))
+    assert "the EP offers no device below 8.0" in caught.value.rejected[0].reason
+    with pytest.raises(NoCompatiblePlan) as caught:
+        plan(host(driver="560.35.03", cc="12.0"))
+    assert "needs driver >= 570.00 for compute capability 12.0" in caught.value.rejected[-1].reason
 
 
 def test_aarch64_has_only_the_cuda_13_variant() -> None:
