@@ -186,24 +186,32 @@ def derive_release(session: Any, index_url: str, known: EpRelease, version: str)
 
 
 def derive_all(
-    session: Any, index_url: str, known: tuple[EpRelease, ...], limit: int | None = None
+    session: Any,
+    index_url: str,
+    known: tuple[EpRelease, ...],
+    limit: int | None = None,
+    only_new: bool = False,
 ) -> tuple[tuple[EpRelease, ...], tuple[CoreRelease, ...]]:
-    """Every version of each followed EP package on the index (the newest `limit` per package), and the core
-    releases from the oldest core minimum they state."""
+    """Every version of each followed EP package on the index (the newest `limit` per package; `only_new`: those
+    `known` lacks), and the core releases from the oldest core minimum they state."""
     from provisioner.matrix.derive import list_project_files
 
     releases: list[EpRelease] = []
+    recorded = {(r.package, r.version) for r in known}
     for package in dict.fromkeys(r.package for r in known):
         template = max((r for r in known if r.package == package), key=lambda r: vtuple(r.version))
         files = list_project_files(session, index_url, package)
         versions = sorted({f.filename.split("-")[1] for f in files if f.filename.endswith(".whl")}, key=vtuple)
+        if only_new:
+            versions = [v for v in versions if (package, v) not in recorded]
         for version in list(reversed(versions))[:limit]:
             derived = derive_release(session, index_url, template, version)
             if derived is not None:
                 releases.append(derived)
     cores: list[CoreRelease] = []
-    for core in dict.fromkeys(r.core for r in releases or known):
-        floor = min((r.core_min for r in (releases or known) if r.core == core), key=vtuple)
+    followed = [*releases, *known] if only_new else releases or list(known)
+    for core in dict.fromkeys(r.core for r in followed):
+        floor = min((r.core_min for r in followed if r.core == core), key=vtuple)
         names = [f.filename for f in list_project_files(session, index_url, core)]
         cores += core_rows(core, names, floor, index_url)
     return tuple(releases), tuple(cores)

@@ -47,10 +47,10 @@ if TYPE_CHECKING:
     from provisioner.matrix.check import Problem
 
 SHIPPED_COMPILED = "compiled.json"  # next to the shipped YAML, written by compile_directory()
-_COMPILED_FORMAT = 9  # 9: EpRelease.device_cc_min, driver_min, device_source; 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files;
+_COMPILED_FORMAT = 9  # 2: cuda_errors; 3: gpu_models, CudaError.message; 4: wheel contents and files;
 # 5: TensorRT providers derived from the builds' wheel facts (ProviderLibrary.opens), not read from tensorrt.yaml;
 # 6: gpu_architectures (cuda.yaml), ProviderLibrary.preloads; 7: windows_driver_branches (cuda.yaml);
-# 8: ep_releases and core_releases (plugin-eps.yaml)
+# 8: ep_releases and core_releases (plugin-eps.yaml); 9: EpRelease.device_cc_min, driver_min, device_source
 _MEMO: dict[tuple[str, str, bool], Matrix] = {}
 _DATE_LINE = re.compile(r"^date:\s*['\"]?(\d{4}-\d{2}-\d{2})['\"]?\s*$", re.MULTILINE)
 

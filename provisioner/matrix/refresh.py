@@ -112,10 +112,40 @@ def update_matrix(
             skipped.append(f"{version}: {derived}")
         else:
             added.append(derived)
-    if not added:
+    plugins, new_plugins, notice = _refresh_plugins(session, index_url, base, limit, progress)
+    if not added and not new_plugins:
         status = "unchanged"
-        return UpdateResult(status, index_url, base.date, before, before, skipped=tuple(skipped))
-    return _write(base, tuple(added), tuple(skipped), target, index_url, today)
+        notices = (notice,) if notice else ()
+        return UpdateResult(status, index_url, base.date, before, before, skipped=tuple(skipped), notices=notices)
+    return _write(plugins, tuple(added), tuple(skipped), target, index_url, today, new_plugins)
+
+
+def _refresh_plugins(
+    session: Any, index_url: str, base: Matrix, limit: int | None, progress: Callable[[str], None] | None
+) -> tuple[Matrix, tuple[str, ...], str | None]:
+    """`base` with the plugin EP releases and CPU cores the index has that it lacks (matrix/epfacts.py reads them
+    as bin/derive_eps.py does), what was added ("onnxruntime-ep-... 0.6.0", "onnxruntime 1.33.0"), and a notice
+    when the index serves none of the followed packages."""
+    import dataclasses
+
+    from provisioner.matrix.epfacts import derive_all
+
+    if not base.ep_releases:
+        return base, (), None
+    if progress is not None:
+        progress("plugin EPs: reading the followed EP packages and the CPU core on the index")
+    try:
+        releases, cores = derive_all(session, index_url, base.ep_releases, limit, only_new=True)
+    except (IndexError_, OSError, ValueError) as exc:
+        return base, (), f"plugin EPs: not refreshed ({exc})"
+    recorded_cores = {(c.package, c.version) for c in base.core_releases}
+    new_cores = tuple(c for c in cores if (c.package, c.version) not in recorded_cores)
+    if not releases and not new_cores:
+        return base, (), None
+    eps = tuple(sorted((*releases, *base.ep_releases), key=lambda r: (r.package, vtuple(r.version)), reverse=True))
+    every_core = sorted((*new_cores, *base.core_releases), key=lambda c: (c.package, vtuple(c.version)), reverse=True)
+    added = tuple(f"{r.package} {r.version}" for r in releases) + tuple(f"{c.package} {c.version}" for c in new_cores)
+    return dataclasses.replace(base, ep_releases=eps, core_releases=tuple(every_core)), added, None
 
 
 def _new_versions(base: Matrix, on_index: dict[str, Wheels], limit: int | None) -> list[str]:
@@ -170,6 +200,7 @@ def _write(
     target: Path,
     index_url: str,
     today: str | None,
+    plugins: tuple[str, ...] = (),
 ) -> UpdateResult:
     """Validate the matrix with the new builds and write it to `target`, unless the cache there already holds more
     builds (then it is kept)."""
@@ -198,7 +229,7 @@ def _write(
         date,
         before,
         len(result.builds),
-        added=tuple(b.ort_version for b in added),
+        added=tuple(b.ort_version for b in added) + plugins,
         skipped=skipped,
         written_to=str(target),
     )
@@ -292,7 +323,7 @@ def render_files(base: Matrix, builds: tuple[OrtBuild, ...], date: str) -> dict[
             },
         ),
         "gpus.yaml": dump(note, {"gpus": [plain_record(g) for g in base.gpu_models]}),
-        # carried over as recorded (bin/derive_eps.py refreshes it; `matrix update` does not yet)
+        # the plugin EPs and cores: `_refresh_plugins` adds what the index has that the matrix lacks
         "plugin-eps.yaml": dump(
             note,
             {

@@ -312,7 +312,7 @@ def prepare_plugin(module: str, paths: "list[str]") -> None:
             return
         status["library"] = os.path.join(folder, provider)
         needed = elf.read_dynamic_file(status["library"]).needed
-        bundled = {}
+        bundled: dict[str, str] = {}
         for name in names:
             path = os.path.join(folder, name)
             if name == provider or ".so" not in name or os.path.islink(path) or not os.path.isfile(path):

@@ -272,3 +272,94 @@ def test_a_server_that_never_answers_is_not_silent(cache: Path) -> None:
     assert "error: could not read the index" in result.stderr and "no answer within 1 s (--timeout) (2 tries)" in (
         result.stderr
     )
+
+
+def ep_files(files: Path, version: str, core_min: str) -> list[Path]:
+    """A TensorRT-RTX EP release shaped like 0.5.0: the meta package pinning its CUDA 13 variant, whose wheels
+    hold the module (its EP name), the provider library (a real ELF: its DT_NEEDED) and a bundled runtime."""
+    module = "onnxruntime_ep_nv_tensorrt_rtx"
+    meta = build_wheel(
+        files,
+        WheelSpec(
+            "onnxruntime-ep-nv-tensorrt-rtx", version, requires=(f"onnxruntime-ep-nv-tensorrt-rtx-cu13=={version}",)
+        ),
+    )
+    init = '_KNOWN_EP_NAME = "NvTensorRTRTXExecutionProvider"\n_EP_DLL_NAMES = ("libonnxruntime_providers_nv_tensorrt_rtx.so",)\n'
+    provider = elf_library(["libcudart.so.13", "libcuda.so.1", "libtensorrt_rtx.so.1", "libc.so.6"], b"")
+    variant = [
+        build_wheel(
+            files,
+            WheelSpec(
+                "onnxruntime-ep-nv-tensorrt-rtx-cu13",
+                version,
+                requires=(f"onnxruntime>={core_min}",),
+                files={
+                    f"{module}/__init__.py": init,
+                    f"{module}/libonnxruntime_providers_nv_tensorrt_rtx.so": provider,
+                    f"{module}/libcudart.so.13.5.10": b"\x7fELF",
+                    f"{module}/libtensorrt_rtx.so.1.8.0": b"\x7fELF",
+                },
+                tag=tag,
+            ),
+        )
+        for tag in ("py3-none-manylinux_2_28_x86_64", "py3-none-win_amd64")
+    ]
+    return [meta, *variant]
+
+
+def plain_page(wheels: list[Path] | list[str]) -> dict:
+    names = [w if isinstance(w, str) else w.name for w in wheels]
+    return {
+        "meta": {"api-version": "1.0"},
+        "files": [{"filename": n, "url": f"../../files/{n}", "hashes": {}} for n in names],
+    }
+
+
+def test_update_adds_a_new_plugin_ep_release_and_core_with_no_code_change(tmp_path: Path, cache: Path) -> None:
+    """A local index serving a newer TensorRT-RTX EP (0.6.0, needing core >= 1.33) and a newer CPU core (1.33.0):
+    both become rows, read from the wheels as bin/derive_eps.py reads them, and the planner then plans them."""
+    from provisioner.facts import DriverInfo, Gpu, HostFacts, PlatformInfo, PythonInfo
+    from provisioner.plan import Request
+    from provisioner.planner import make_plan
+
+    files = tmp_path / "files"
+    shipped = load_matrix(use_cache=False)
+    cores = [
+        f"onnxruntime-{c.version}-cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl"
+        for c in shipped.core_releases
+    ]
+    cores += ["onnxruntime-1.33.0-cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl"]
+    cores += ["onnxruntime-1.33.0-cp312-cp312-win_amd64.whl"]
+    eps = ep_files(files, "0.6.0", "1.33")
+    with RangeIndex(files) as server:
+        server.pages["onnxruntime-gpu"] = index_page(server, [])
+        server.pages["onnxruntime-ep-nv-tensorrt-rtx"] = plain_page(eps[:1])
+        server.pages["onnxruntime-ep-nv-tensorrt-rtx-cu13"] = plain_page(eps[1:])
+        server.pages["onnxruntime-ep-nv-tensorrt-rtx-cu12"] = plain_page(
+            ["onnxruntime_ep_nv_tensorrt_rtx_cu12-0.5.0-py3-none-manylinux_2_28_x86_64.whl"]
+        )
+        server.pages["onnxruntime"] = plain_page(cores)
+        result = update_matrix(index_url=f"{server.url}/simple/", timeout=5, retries=0, today="2026-12-24")
+    assert result.status == "updated", result
+    assert result.added == ("onnxruntime-ep-nv-tensorrt-rtx 0.6.0", "onnxruntime 1.33.0")
+    matrix = load_matrix()
+    new = next(e for e in matrix.ep_releases if e.version == "0.6.0")
+    (cu13,) = new.variants
+    assert (new.core_min, new.ep_name, new.default_variant) == (
+        "1.33",
+        "NvTensorRTRTXExecutionProvider",
+        "onnxruntime-ep-nv-tensorrt-rtx-cu13",
+    )
+    assert cu13.platforms == ("linux-x86_64", "windows-amd64") and cu13.glibc_min == "2.28"
+    assert cu13.needs[:3] == ("libcudart.so.13", "libcuda.so.1", "libtensorrt_rtx.so.1")
+    assert cu13.bundled == ("libcudart.so.13.5.10", "libtensorrt_rtx.so.1.8.0")
+    assert new.compute_capabilities == next(e for e in shipped.ep_releases if e.version == "0.5.0").compute_capabilities
+    assert {e.version for e in shipped.ep_releases} < {e.version for e in matrix.ep_releases}  # nothing lost
+    host = HostFacts(
+        platform=PlatformInfo("linux", "x86_64", glibc="2.39"),
+        driver=DriverInfo(present=True, version="580.95.05", cuda_version="13.0", source="flags"),
+        python=PythonInfo(executable="python", version="3.12.3"),
+        gpus=(Gpu(0, "RTX 4090", "8.9"),),
+    )
+    plan = make_plan([host], matrix, Request(provider="tensorrt-rtx"))
+    assert plan.install == ("onnxruntime==1.33.0", "onnxruntime-ep-nv-tensorrt-rtx-cu13==0.6.0")
