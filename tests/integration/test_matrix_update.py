@@ -284,7 +284,10 @@ def ep_files(files: Path, version: str, core_min: str) -> list[Path]:
             "onnxruntime-ep-nv-tensorrt-rtx", version, requires=(f"onnxruntime-ep-nv-tensorrt-rtx-cu13=={version}",)
         ),
     )
-    init = '_KNOWN_EP_NAME = "NvTensorRTRTXExecutionProvider"\n_EP_DLL_NAMES = ("libonnxruntime_providers_nv_tensorrt_rtx.so",)\n'
+    init = (
+        '_KNOWN_EP_NAME = "NvTensorRTRTXExecutionProvider"\n'
+        '_EP_DLL_NAMES = ("libonnxruntime_providers_nv_tensorrt_rtx.so",)\n'
+    )
     provider = elf_library(["libcudart.so.13", "libcuda.so.1", "libtensorrt_rtx.so.1", "libc.so.6"], b"")
     variant = [
         build_wheel(
