@@ -136,6 +136,16 @@ FIXES: dict[str, FixText] = {
         f"{_plugin_apply(f, s)}  (it removes onnxruntime-gpu and reinstalls the CPU onnxruntime core the EP "
         f"registers into; by hand: {f.pip} uninstall -y onnxruntime-gpu onnxruntime && {f.pip} install onnxruntime)"
     ),
+    "plugin-core-too-old": lambda f, lib, s: (
+        f"{_plugin_apply(f, s)}  (it installs the newest CPU core the EP works with; by hand: "
+        f"{f.pip} install -U onnxruntime)"
+    ),
+    "cuda-library-twice": lambda f, lib, s: (
+        f"keep one copy of {s or 'the library'} in the process: {f.plan}  plans onnxruntime for the CUDA and "
+        "cuDNN majors the environment already loads (torch's wheels, a conda env, a toolkit), so both use one set; "
+        "where two majors must coexist, import the framework whose copy must win first, or run them in separate "
+        "processes"
+    ),
     "plugin-library-missing": lambda f, lib, s: (
         f"{_plugin_apply(f, s)}  (its loader hook loads the libraries the EP's wheel bundles under other file "
         "names when the program imports the EP; by hand, before registering: `import ctypes, glob, os, EPMODULE "

@@ -470,6 +470,39 @@ def _from_report(report: VerifyReport, facts: HostFacts | None, fixes: Fixes, ma
     found += _preload_or_hook(report, fixes)
     found += _driver_library_missing(report, facts, fixes)
     found += _gpu_slower(report, fixes)
+    found += library_twice(report, fixes)
+    return found
+
+
+def library_twice(report: VerifyReport, fixes: Fixes) -> list[Finding]:
+    """cuda-library-twice: two files of one CUDA library (one soname) mapped into the verify child, e.g. torch's
+    cuDNN and a pip wheel's: whichever the loader bound first serves every caller of its symbols."""
+    import os
+
+    from provisioner.standalone.libnames import match_library
+
+    groups: dict[tuple[str, str], dict[str, str]] = {}
+    for loaded in report.loaded_libraries:
+        matched = match_library(loaded.filename, loaded.filename.lower().endswith(".dll"))
+        if matched is None or matched[0] == "cuda":
+            continue
+        real = os.path.realpath(loaded.path)
+        groups.setdefault((loaded.filename, matched[0]), {}).setdefault(real, loaded.source)
+    found = []
+    for (filename, library), paths in sorted(groups.items()):
+        if len(paths) < 2:
+            continue
+        where = tuple(f"{path} ({source})" for path, source in paths.items())
+        found.append(
+            Finding(
+                "cuda-library-twice",
+                "warning",
+                f"{filename} is loaded twice into one process, from {len(paths)} places",
+                where,
+                fixes.for_code("cuda-library-twice", library, filename),
+                library,
+            )
+        )
     return found
 
 
@@ -630,6 +663,7 @@ _PLUGIN_TITLES = {  # a plugin EP's verify failures (verify_plugin.py) -> their 
     "plugin-register-failed": "the plugin EP {module} did not register into onnxruntime",
     "plugin-no-device": "the plugin EP {module} registered but offers no device here",
     "plugin-beside-gpu-core": "onnxruntime-gpu is installed beside the plugin EP {module}, which needs the CPU core",
+    "plugin-core-too-old": "the onnxruntime core is older than the plugin EP {module} needs",
 }
 
 

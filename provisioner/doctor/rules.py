@@ -110,6 +110,11 @@ RULES: tuple[Rule, ...] = (
         None,
     ),
     Rule(
+        "plugin-core-too-old",
+        "the CPU core older than the plugin EP's minimum (the verify report, the matrix's EP row)",
+        None,
+    ),
+    Rule(
         "package-files-missing",
         "onnxruntime's module lacking its API; RECORD files gone on the host",
         L.package_files_missing,
@@ -191,6 +196,7 @@ RULES: tuple[Rule, ...] = (
         "(doctor/tensorrt.py)",
         None,
     ),
+    Rule("cuda-library-twice", "two files of one CUDA library soname mapped into the verify child", None),
     Rule("verify-crashed", "the verify child died of a signal", None),
     Rule("verify-timeout", "the verify child hung", None),
     Rule(

@@ -36,6 +36,7 @@ BLOCKING_KINDS = frozenset(
         "plugin-register-failed",  # a plugin EP's library did not register into the core
         "plugin-no-device",  # registered, but it offers no device here
         "plugin-beside-gpu-core",  # onnxruntime-gpu installed beside an EP that registers into the CPU core
+        "plugin-core-too-old",  # the CPU core is older than the EP's minimum
     }
 )
 

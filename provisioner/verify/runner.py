@@ -65,6 +65,8 @@ def run_verify(
     child_env = {**os.environ, **(env or {}), "PYTHONIOENCODING": "utf-8", "PYTHONUNBUFFERED": "1"}
     deadline = time.monotonic() + timeout
     first = _run_child(argv + ["--preload", "yes" if preload else "no"], timeout, child_env, provider, static, python)
+    if provider in PLUGIN_PROVIDERS:
+        return plugin_core_check(first)
     left = deadline - time.monotonic()
     if preload or static or not _preload_may_help(first) or left < 5:
         return first
@@ -121,6 +123,26 @@ def plugin_module_of(provider: str) -> str:
     if not modules:
         raise BadInput(f"the matrix records no {provider} EP package", hint="ortprov matrix update reads them")
     return modules[0]
+
+
+def plugin_core_check(report: VerifyReport) -> VerifyReport:
+    """The report with a plugin-core-too-old failure where the installed CPU core is older than the installed EP's
+    minimum (the matrix's row of that EP release; an EP release the matrix does not know is not judged)."""
+    from provisioner.matrix.load import load_matrix
+    from provisioner.versions import vtuple
+
+    plugin, core = report.plugin, report.ort.version if report.ort else None
+    if plugin is None or not plugin.version or not core:
+        return report
+    rows = [e for e in load_matrix().ep_releases if e.module == plugin.module and e.version == plugin.version]
+    if not rows or vtuple(core) >= vtuple(rows[0].core_min):
+        return report
+    failure = Failure(
+        "plugin-core-too-old",
+        f"{rows[0].package} {plugin.version} needs the {rows[0].core} core >= {rows[0].core_min} "
+        f"({rows[0].core_source}); {core} is installed",
+    )
+    return _replace(report, failures=(*report.failures, failure), ok=False, status="failed")
 
 
 def lazy_sonames() -> dict[str, tuple[str, ...]]:

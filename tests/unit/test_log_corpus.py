@@ -44,6 +44,8 @@ NO_REAL_LOGS = {
     "tensorrt-engine-cache-stale",
     # plugin EPs (issue 32): read from the verify child's report of a plugin EP (verify_plugin.py)
     "plugin-beside-gpu-core",
+    "plugin-core-too-old",
+    "cuda-library-twice",  # the verify child's mapped libraries
     "plugin-library-missing",
     "plugin-register-failed",
     "plugin-no-device",
