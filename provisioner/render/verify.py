@@ -41,6 +41,8 @@ def verdict_line(report: VerifyReport) -> str:
     if report.ok:
         if report.mode == "static":
             what = "every library the GPU provider needs resolves"
+            if report.plugin is not None:
+                what = f"every library the {report.plugin.ep_name or report.provider} plugin EP links resolves"
         else:
             check = report.main_check
             provider = check.providers_session[0] if check and check.providers_session else report.provider
@@ -49,6 +51,28 @@ def verdict_line(report: VerifyReport) -> str:
         return style("PASS", "green") + f": {what}{extra}"
     first = report.failures[0].message if report.failures else report.status
     return style("FAIL", "red") + f": {first}"
+
+
+def _plugin_rows(report: VerifyReport) -> list[tuple[str, str]]:
+    """A plugin EP's evidence: the EP and its library, what ortprov's hook loaded, registration and devices."""
+    plugin = report.plugin
+    assert plugin is not None
+    rows = [("plugin EP", f"{plugin.module} {plugin.version or '?'}: {plugin.ep_name or '?'} ({plugin.library})")]
+    loaded = (plugin.hook or {}).get("loaded") or []
+    if loaded:
+        rows.append(("loader hook", "loaded " + ", ".join(str(path).rsplit("/", 1)[-1] for path in loaded)))
+    unresolved = [e.soname for e in plugin.closure if e.status in ("missing", "driver-missing")]
+    if plugin.closure:
+        rows.append(
+            (
+                "links",
+                f"{len(plugin.closure)} libraries" + (f"; not found: {', '.join(unresolved)}" if unresolved else ""),
+            )
+        )
+    if report.mode == "session":
+        devices = ", ".join(f"{d.type or '?'} {d.device_id}" for d in plugin.devices) or "none"
+        rows.append(("registered", f"{'yes' if plugin.registered else 'no'}; EP devices: {devices}"))
+    return rows
 
 
 def render_report(report: VerifyReport) -> str:
@@ -75,6 +99,8 @@ def render_report(report: VerifyReport) -> str:
         if p.error:
             state += f" ({p.error})"
         rows.append(("preload_dlls", f"{'requested' if p.requested else 'not requested'}, {state}"))
+    if report.plugin is not None:
+        rows += _plugin_rows(report)
     for attempt in report.attempts:
         rows.append(("attempt", attempt))
     for check in report.checks:
