@@ -61,14 +61,12 @@ def _plugin_rows(report: VerifyReport) -> list[tuple[str, str]]:
     loaded = (plugin.hook or {}).get("loaded") or []
     if loaded:
         rows.append(("loader hook", "loaded " + ", ".join(str(path).rsplit("/", 1)[-1] for path in loaded)))
-    unresolved = [e.soname for e in plugin.closure if e.status in ("missing", "driver-missing")]
+    missing = [e.soname for e in plugin.closure if e.status == "missing"]
+    driver = [e.soname for e in plugin.closure if e.status == "driver-missing"]
     if plugin.closure:
-        rows.append(
-            (
-                "links",
-                f"{len(plugin.closure)} libraries" + (f"; not found: {', '.join(unresolved)}" if unresolved else ""),
-            )
-        )
+        links = f"{len(plugin.closure)} libraries" + (f"; not found: {', '.join(missing)}" if missing else "")
+        links += f"; the driver's, absent here: {', '.join(driver)}" if driver else ""
+        rows.append(("links", links))
     if report.mode == "session":
         devices = ", ".join(f"{d.type or '?'} {d.device_id}" for d in plugin.devices) or "none"
         rows.append(("registered", f"{'yes' if plugin.registered else 'no'}; EP devices: {devices}"))
