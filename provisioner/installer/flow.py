@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from provisioner.installer.events import Listener
-    from provisioner.installer.transaction import Session
+    from provisioner.installer.session import Session
     from provisioner.installer.venv import Distributions, Target, Where
     from provisioner.probe.packages import PackagesReport
     from provisioner.verify.report import VerifyReport

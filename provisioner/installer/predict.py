@@ -23,8 +23,8 @@ from provisioner.plan import (
 )
 
 if TYPE_CHECKING:
+    from provisioner.installer.session import Execution, Session
     from provisioner.installer.steps import Command
-    from provisioner.installer.transaction import Execution, Session
     from provisioner.installer.venv import Distributions, Target
 
 

@@ -16,7 +16,7 @@ from provisioner.installer.lock import UV_LOCK, remove_unheld
 if TYPE_CHECKING:
     from provisioner.installer.command import SignalGuard
     from provisioner.installer.events import Listener
-    from provisioner.installer.transaction import Session
+    from provisioner.installer.session import Session
 
 
 def settle(prefix: str, guard: SignalGuard, dry_run: bool, listener: Listener) -> tuple[tuple[str, ...], bool]:

@@ -1,7 +1,8 @@
 """Carry out a plan in one target, all or nothing: lock, predict, confirm, snapshot, run each step, check, then
 commit or restore on any failure. What happens is told to the listener as events (installer/events.py); what was
 done is returned (ApplyResult), a failure raised (ApplyFailed, with what was done and restored). What an earlier
-apply left is settled by installer/recovery.py, the prediction and the dry run are installer/predict.py's."""
+apply left is settled by installer/recovery.py, the prediction and the dry run are installer/predict.py's; the data
+they share (the locked Session, the Execution, ApplyFailed) is installer/session.py's."""
 
 from __future__ import annotations
 
@@ -36,10 +37,11 @@ from provisioner.installer.events import (
     StepSkipped,
     StepStarted,
 )
-from provisioner.installer.lock import DRY_RUN_WAIT, UV_LOCK, ApplyLock, Busy
+from provisioner.installer.lock import DRY_RUN_WAIT, UV_LOCK, Busy
 from provisioner.installer.lock import acquire as acquire_lock
 from provisioner.installer.predict import diff, hook_work, predict
 from provisioner.installer.recovery import listing, settle, unchanged
+from provisioner.installer.session import ApplyFailed, Execution, Session
 from provisioner.installer.venv import Distributions, Target, distributions
 from provisioner.plan import (
     LOADER_HOOK,
@@ -51,58 +53,12 @@ from provisioner.plan import (
 from provisioner.probe.target import check_files
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
     from provisioner.installer.events import Listener
     from provisioner.installer.steps import Command
 
 __all__ = ["UNKNOWN_CHANGES", "ApplyFailed", "ApplyResult", "Change", "Execution", "StepRun", "apply_plan"]
-
-
-class ApplyFailed(OrtprovError):
-    """A step failed or ortprov was interrupted; the environment was restored (or says it could not be)."""
-
-    def __init__(
-        self, message: str, result: ApplyResult, output: str = "", exit_code: int = 1, hint: str | None = None
-    ) -> None:
-        super().__init__(message, hint)
-        self.result = result
-        self.output = output
-        self.exit_code = exit_code
-
-
-@dataclass(frozen=True)
-class Execution:
-    """How the steps run: which tool, who hears about it, whether to ask."""
-
-    tool: str  # uv | pip | micromamba, mamba or conda (--installer conda)
-    listener: Listener
-    uv: tuple[str, ...] | None = None
-    verbose: bool = False
-    yes: bool = False
-    env: dict[str, str] | None = None  # extra environment for the installer
-    hook_files: dict[str, bytes] | None = None  # the loader hook's files (installer/hook_files.hook_files)
-    # run after the steps, before the snapshot goes: None keeps the change, a sentence restores it
-    check: Callable[[], str | None] | None = None
-
-    def tell(self, event: Any) -> None:
-        self.listener.tell(event)
-
-
-@dataclass(frozen=True)
-class Session:
-    """A locked target: the apply lock (installer/lock.py), the signal guard, and what settling an earlier
-    apply's leftovers said (`recovered`: an environment was restored)."""
-
-    prefix: str
-    guard: SignalGuard
-    lock: ApplyLock | None  # None: a dry run that may not write the lock file (it reads only)
-    notes: tuple[str, ...] = ()
-    recovered: bool = False
-
-    def installer_fds(self) -> tuple[int, ...]:
-        """The lock's descriptor, handed to each installer: one that outlived ortprov still holds the lock."""
-        return (self.lock.fd,) if self.lock is not None and self.lock.fd is not None else ()
 
 
 @contextlib.contextmanager

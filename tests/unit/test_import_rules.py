@@ -264,3 +264,14 @@ def test_typer_belongs_to_the_cli(layer: str) -> None:
 
 def test_the_standalone_programs_import_only_each_other() -> None:
     assert _violations("alone", {"alone"}) == []
+
+
+def test_the_installer_reads_top_down() -> None:
+    """flow -> transaction -> (predict, recovery, snapshot, command) -> session (the transaction's data): no module
+    below transaction.py names it, not even for types (issue 34)."""
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "provisioner" / "installer"
+    for name in ("predict.py", "recovery.py", "snapshot.py", "command.py", "session.py"):
+        assert "installer.transaction" not in (folder / name).read_text(encoding="utf-8"), name
+    assert "provisioner.installer.session" in GRAPH["provisioner.installer.transaction"]
