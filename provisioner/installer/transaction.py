@@ -50,7 +50,7 @@ from provisioner.plan import (
     step_environment,
     step_summary,
 )
-from provisioner.probe.target import check_files
+from provisioner.probe.target import TargetProbe, check_files, files_report, start_check_files
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -117,12 +117,13 @@ def apply_plan(
 ) -> ApplyResult:
     """Run the commands in the target (locked and settled: `session`), all or nothing."""
     start = time.monotonic()
+    files_check = start_check_files(target.python)  # read-only: it runs beside the prediction, used if unchanged
     with session.guard.interruptible():
         predicted = predict(commands, installed, execution, dry_run=False)
         hooks = {c.number: hook_work(c, target, execution) for c in commands if c.step.done_by_ortprov}
     base: dict[str, Any] = {"python": target.python, "installer": execution.tool, "notes": session.notes}
     if predicted == () and not any(hooks.values()):
-        findings = files_findings(target, plan_names(commands), execution)
+        findings = files_findings(target, plan_names(commands), execution, files_check)
         # what the plan installs is listed but not all there: "already satisfied" would be a lie
         if any(finding.blocking for finding in findings):
             steps = tuple(StepRun(c.number, c.step.kind, c.argv, skipped="files missing") for c in commands)
@@ -477,11 +478,13 @@ def plan_names(commands: list[Command]) -> frozenset[str]:
     return frozenset(names)
 
 
-def files_findings(target: Target, concerned: frozenset[str], execution: Execution) -> tuple[Finding, ...]:
+def files_findings(
+    target: Target, concerned: frozenset[str], execution: Execution, started: TargetProbe | None = None
+) -> tuple[Finding, ...]:
     """`package-files-missing` for every distribution whose RECORD lists files missing on disk (told as it is
     found): an error for the distributions this apply installs, removes or changed (`concerned`), a warning for
     the others (this apply did not touch them: the finding is true, but it is not this apply's outcome)."""
-    report = check_files(target.python)
+    report = files_report(started.answer(strict=False)) if started is not None else check_files(target.python)
     found = []
     for dist in report.incomplete:
         ours = canonical(dist.name) in concerned

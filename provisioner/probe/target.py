@@ -151,7 +151,13 @@ def prefix_of(python: str, timeout: float = 60.0, *, label: str | None = None) -
 def check_files(python: str, timeout: float = 60.0) -> FilesReport:
     """Every distribution of `python`'s environment (its sys.path) whose RECORD lists files that are missing
     on disk: what an install, uninstall or restore must never leave behind. Never raises."""
-    return files_report(TargetProbe(python, timeout, repr(python), ("--files",)).answer(strict=False))
+    return files_report(start_check_files(python, timeout).answer(strict=False))
+
+
+def start_check_files(python: str, timeout: float = 60.0) -> TargetProbe:
+    """`check_files`, started: its answer (`files_report(probe.answer(strict=False))`) is read later, so the check
+    runs while other work does (apply's prediction, which changes nothing)."""
+    return TargetProbe(python, timeout, repr(python), ("--files",))
 
 
 class TargetProbe:
