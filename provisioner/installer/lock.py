@@ -8,7 +8,8 @@ runner.run_command): a pip or uv that outlived ortprov would still hold it, and 
 running installer. The file holds `pid=N installer=M uvlock=0|1`, for that sentence and for the next apply
 (whether uv's `.lock` was there before a killed apply). The holder removes the file on
 release (while still holding the lock); whoever locks checks that the file it locked is still the one at the
-path, and starts again otherwise.
+path, and starts again otherwise. On Windows the lock is msvcrt's (LockFile) on one byte past the text, which stays
+readable there; os.kill(pid, 0) would end a process on Windows, so `alive` asks OpenProcess instead.
 """
 
 from __future__ import annotations
@@ -34,8 +35,29 @@ UV_LOCK = ".lock"  # uv's own lock file at the top of a venv it touches
 
 try:
     import fcntl
-except ImportError:  # Windows: no flock; apply runs unlocked there
+except ImportError:  # Windows: no flock; msvcrt's byte-range lock instead
     fcntl = None  # type: ignore[assignment]
+try:
+    import msvcrt
+except ImportError:  # not Windows
+    msvcrt = None  # type: ignore[assignment]
+_NOT_INHERITED = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOINHERIT", 0)  # Linux | Windows
+# Windows locks are mandatory: the byte locked lies past the holder's text, which other processes read
+_WINDOWS_LOCKED_BYTE = 1 << 20
+
+
+def _try_lock(fd: int) -> None:
+    """Take the lock without waiting; OSError (EAGAIN, EACCES or EDEADLK) when another process holds it."""
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    os.lseek(fd, _WINDOWS_LOCKED_BYTE, os.SEEK_SET)
+    try:
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+    except OSError as exc:  # the CRT says EACCES (wine's: errno 0) for a byte another process has locked
+        if exc.errno in (0, errno.EACCES, errno.EDEADLK):
+            raise OSError(errno.EACCES, "locked by another process") from None
+        raise
 
 
 @dataclass(frozen=True)
@@ -75,13 +97,22 @@ class ApplyLock:
         text += f" uvlock={int(self.uv_lock_existed)}\n"
         with contextlib.suppress(OSError):
             os.ftruncate(self.fd, 0)
-            os.pwrite(self.fd, text.encode(), 0)
+            os.lseek(self.fd, 0, os.SEEK_SET)
+            os.write(self.fd, text.encode())
 
     def release(self) -> None:
         """Remove uv's `.lock` when this apply brought it (and no uv holds it), remove the lock file, let go."""
         if not self.uv_lock_existed:
             remove_unheld(self.path.parent / UV_LOCK)
         if self.fd is None:
+            return
+        if fcntl is None:  # Windows: an open file cannot be removed; closing it lets go of the lock
+            ours = _same_file(self.fd, self.path)
+            os.close(self.fd)
+            self.fd = None
+            with contextlib.suppress(OSError):
+                if ours:
+                    self.path.unlink()
             return
         with contextlib.suppress(OSError):
             if _same_file(self.fd, self.path):
@@ -104,25 +135,25 @@ def acquire(
     could not change the environment either)."""
     path = Path(prefix) / LOCK_NAME
     uv_lock = Path(prefix) / UV_LOCK
-    if fcntl is None:
+    if fcntl is None and msvcrt is None:
         return ApplyLock(path, None, uv_lock.exists())
     deadline: float | None = None
     busy_until = time.monotonic() + busy_wait
     while True:
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOT_INHERITED, 0o644)
         except OSError as exc:
             raise OrtprovError(
                 f"cannot change {prefix}: cannot create {path.name} there ({exc.strerror})",
                 hint="run as a user who may write to the environment (its owner)",
             ) from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _try_lock(fd)
         except OSError as exc:
             os.close(fd)
             if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
                 return ApplyLock(path, None, uv_lock.exists())  # no locks on this file system
-            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EDEADLK):
                 raise
             holder = read_holder(path)
             if holder.pid is not None and holder.pid != os.getpid() and alive(holder.pid):
@@ -182,6 +213,8 @@ def read_holder(path: Path) -> Holder:
 
 def alive(pid: int) -> bool:
     """Whether a process with this PID exists (a zombie counts as gone)."""
+    if os.name == "nt":  # os.kill(pid, 0) would end the process there (TerminateProcess)
+        return _windows_alive(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -199,7 +232,7 @@ def remove_unheld(path: Path) -> bool:
     if fcntl is None or not path.exists():
         return False
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDWR | _NOT_INHERITED)
     except OSError:
         return False
     try:
@@ -220,3 +253,18 @@ def _same_file(fd: int, path: Path) -> bool:
     except OSError:
         return False
     return (mine.st_ino, mine.st_dev) == (there.st_ino, there.st_dev)
+
+
+def _windows_alive(pid: int) -> bool:
+    """Whether a Windows process with this PID is still running (OpenProcess + GetExitCodeProcess)."""
+    import ctypes
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+    if not handle:
+        return ctypes.get_last_error() == 5  # type: ignore[attr-defined]  # ERROR_ACCESS_DENIED: it exists, owned by another user
+    try:
+        code = ctypes.c_ulong()
+        return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == 259  # STILL_ACTIVE
+    finally:
+        kernel32.CloseHandle(handle)

@@ -4,6 +4,7 @@ them, so the installer reads top-down (flow -> transaction -> predict, recovery,
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +60,10 @@ class Session:
     recovered: bool = False
 
     def installer_fds(self) -> tuple[int, ...]:
-        """The lock's descriptor, handed to each installer: one that outlived ortprov still holds the lock."""
+        """The lock's descriptor, handed to each installer: one that outlived ortprov still holds the lock (not on
+        Windows, where subprocess hands no descriptors: there the installer dies with ortprov, its job's end)."""
+        if os.name == "nt":
+            return ()
         return (self.lock.fd,) if self.lock is not None and self.lock.fd is not None else ()
 
 

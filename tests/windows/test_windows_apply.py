@@ -225,3 +225,33 @@ def test_doctor_names_the_missing_cudnn_dll_and_apply_repairs_it(
     again = tool.ortprov("verify", "--static", "--python", python, "--json")
     statuses = {e["soname"]: e["status"] for e in json.loads(again.stdout)["static"]["libraries"]}
     assert statuses.get("cudnn64_9.dll") == "ok" and os.path.isdir(venv / "Lib" / "site-packages" / "nvidia" / "cudnn")
+
+
+LOCK_PROGRAM = r"""
+import json, os, subprocess, sys, tempfile
+from provisioner.installer import lock
+prefix = tempfile.mkdtemp()
+child = (
+    "import sys\nfrom provisioner.installer import lock\ntry:\n    lock.acquire(sys.argv[1])\n    print('acquired')\n"
+    "except lock.Busy as exc:\n    print('busy:', exc)\n"
+)
+def other():
+    done = subprocess.run([sys.executable, "-c", child, prefix], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return (done.stdout + done.stderr).strip()
+held = lock.acquire(prefix)
+text = open(os.path.join(prefix, lock.LOCK_NAME)).read()  # the holder's text stays readable
+while_held = other()
+held.release()
+print(json.dumps({"text": text, "while_held": while_held, "after": other(), "alive": lock.alive(os.getpid())}))
+"""
+
+
+def test_the_apply_lock_holds_on_windows(tool: WindowsOrtprov) -> None:
+    """Two applies never change one Windows environment at once: msvcrt's lock (issue 31), and a live holder is
+    asked about with OpenProcess (os.kill(pid, 0) would end it there)."""
+    done = tool.python_code(LOCK_PROGRAM)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["text"].startswith("pid=") and seen["alive"] is True
+    assert seen["while_held"].startswith("busy: another `ortprov apply` (pid "), seen
+    assert seen["after"] == "acquired", seen
