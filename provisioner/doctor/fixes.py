@@ -157,9 +157,10 @@ FIXES: dict[str, FixText] = {
         f"{_plugin_apply(f, s)} installs a core and EP that work together"
     ),
     "plugin-no-device": lambda f, lib, s: (
-        f"{f.plan} --provider {s or 'tensorrt-rtx'}  says whether the EP supports this GPU (TensorRT-RTX: GeForce "
-        "RTX / RTX PRO, compute capability 7.5, 8.6, 8.9, 12.0); otherwise leave --provider out for onnxruntime-gpu's "
-        "CUDA provider"
+        f"{f.plan} --provider {s or 'tensorrt-rtx'}  says whether the EP supports this GPU; where onnxruntime "
+        "discovered no GPU at all (Linux: no /sys/class/drm, as in many containers and VMs), no plugin EP gets a "
+        "device there: load the nvidia-drm kernel module on the host (`sudo modprobe nvidia-drm`), or leave "
+        "--provider out for onnxruntime-gpu's CUDA provider, which needs no device discovery"
     ),
     "no-driver": _no_driver,
     "driver-library-mismatch": lambda f, lib, s: (

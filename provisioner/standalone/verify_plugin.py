@@ -158,11 +158,24 @@ def _session(ort: Any, args: Any, record: dict[str, Any], result: dict[str, Any]
     devices = [d for d in ort.get_ep_devices() if d.ep_name == record["ep_name"]]
     record["devices"] = [_device(d) for d in devices]
     if not devices:
+        record["gpus_seen"] = _discovered_gpus(ort)
+        why = "the GPU is not one it supports, or the driver is not running it"
+        if not record["gpus_seen"] and sys.platform.startswith("linux"):
+            on_bus = _nvidia_pci_devices()
+            why = (
+                "onnxruntime discovered no GPU at all: on Linux it looks in /sys/class/drm, "
+                + ("which this machine does not have" if not os.path.isdir("/sys/class/drm") else "which lists none")
+                + (
+                    f" (the NVIDIA GPU is on the PCI bus: {', '.join(on_bus)}; the nvidia-drm kernel module makes it a "
+                    "DRM device)"
+                    if on_bus
+                    else ""
+                )
+            )
         result["failures"].append(
             {
                 "kind": "plugin-no-device",
-                "message": f"{record['ep_name']} registered, but get_ep_devices() gives it no device: the GPU is not "
-                "one it supports, or the driver is not running it",
+                "message": f"{record['ep_name']} registered, but get_ep_devices() gives it no device: {why}",
             }
         )
         return
@@ -206,6 +219,34 @@ def _session(ort: Any, args: Any, record: dict[str, Any], result: dict[str, Any]
             result["failures"].append({"kind": kind, "message": message})
         else:
             result["warnings"].append(message)
+
+
+def _discovered_gpus(ort: Any) -> list[str]:
+    """The GPU hardware devices onnxruntime's own discovery found (seen through any EP's devices)."""
+    found = []
+    for device in ort.get_ep_devices():
+        hardware = getattr(device, "device", None)
+        if "GPU" in str(getattr(hardware, "type", "")):
+            found.append(f"{getattr(device, 'ep_name', '?')}: vendor {getattr(hardware, 'vendor_id', '?')}")
+    return found
+
+
+def _nvidia_pci_devices() -> list[str]:
+    """PCI addresses of NVIDIA display controllers (vendor 0x10de, class 0x03xxxx), read from sysfs."""
+    root = "/sys/bus/pci/devices"
+    found = []
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    for name in names:
+        try:
+            with open(os.path.join(root, name, "vendor")) as vendor, open(os.path.join(root, name, "class")) as kind:
+                if vendor.read().strip() == "0x10de" and kind.read().strip().startswith("0x03"):
+                    found.append(name)
+        except OSError:
+            continue
+    return found
 
 
 def _device(device: Any) -> dict[str, Any]:

@@ -243,6 +243,7 @@ class PluginCheck:
     devices: tuple[EpDevice, ...] = ()
     closure: tuple[PluginLibrary, ...] = ()
     hook: dict[str, Any] | None = None  # what ortprov's loader hook did for it (its PLUGINS entry)
+    gpus_seen: tuple[str, ...] = ()  # with no EP device: the GPUs onnxruntime's own discovery found (any EP's)
 
 
 @dataclass(frozen=True)

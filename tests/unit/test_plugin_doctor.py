@@ -49,7 +49,7 @@ def test_a_core_older_than_the_eps_minimum_fails_and_names_both_versions() -> No
         ("plugin-core-too-old", "plugin-core-too-old", "--provider tensorrt-rtx"),
         ("plugin-beside-gpu-core", "plugin-beside-gpu-core", "reinstalls the CPU onnxruntime core"),
         ("library-missing", "plugin-library-missing", "loader hook loads the libraries"),
-        ("plugin-no-device", "plugin-no-device", "compute capability"),
+        ("plugin-no-device", "plugin-no-device", "/sys/class/drm"),
     ],
 )
 def test_a_plugin_eps_failures_get_its_own_codes_and_fixes(kind: str, code: str, fix: str) -> None:
