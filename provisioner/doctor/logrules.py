@@ -1043,6 +1043,13 @@ def _old_gpu(c: Case) -> Gpu | None:
 def gpu_provider_failed(c: Case) -> list[Finding]:
     ev = c.ev
     if not ev.signal("provider-failed"):
+        if ev.signal("dml-failed") and not ev.load_errors:
+            title = (
+                "the DirectML provider failed (the HRESULT in its message): a GPU, driver or session DirectML cannot "
+                "use (feature level, a device removed or hung, a remote desktop session) or an operator it cannot run; "
+                "on an NVIDIA GPU, onnxruntime-gpu's CUDA provider is the other way (`ortprov plan`)"
+            )
+            return [c.finding("gpu-provider-failed", title, ev.lines("dml-failed"))]
         if ev.signal("node-failed"):
             title = "a CUDA kernel of ONNX Runtime failed while running a node (the CUDA provider itself loaded)"
             return [c.finding("gpu-provider-failed", title, ev.lines("node-failed"))]

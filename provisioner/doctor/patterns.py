@@ -297,6 +297,8 @@ CPU_ONLY_BUILD = _compile(
     r"OrtSessionOptionsAppendExecutionProvider_CUDA[^\n]{0,80}(?:入口点|entry point)|"
     # an application's own check of the available providers
     r"GPU is not supported by your ONNX ?Runtime build|"
+    # audio-separator's: "CUDAExecutionProvider not available in ONNXruntime, so acceleration will NOT be enabled"
+    r"CUDA\s?ExecutionProvider (?:is\s)?not available in ONNX ?runtime|"
     # said in words: "ONNX Runtime without CUDA EP", "No CUDAExecutionProvider available"
     r"(?:ONNX ?Runtime|\bORT)(?:\s\(ORT\))?\s(?:without|lacks?|has no|with no)\s(?:the\s|a\s)?CUDA\s?"
     r"(?:EP\b|execution provider|ExecutionProvider)|"
@@ -864,7 +866,9 @@ NOT_INSTALLED = _compile(
     # not ONNX Runtime's, it lacks the very first entry point
     rf"entry point named {Q}OrtGetApiBase{Q}|EntryPointNotFoundException{Q}? in Microsoft\.ML\.OnnxRuntime\.dll|"
     # Triton Inference Server without its onnxruntime backend
-    rf"unable to find backend library for backend {Q}?onnxruntime",
+    rf"unable to find backend library for backend {Q}?onnxruntime|"
+    # an application's own check, in Chinese: "ONNX 运行环境未安装" (the ONNX runtime environment is not installed)
+    r"ONNX\s?(?:Runtime\s?)?运行(?:环境|时)\s?未安装",
     re.I,
 )
 BROKEN_PACKAGE = _compile(
@@ -887,7 +891,10 @@ NO_WHEEL = _compile(
     # uv: "Distribution `onnxruntime-gpu==1.20.2 @ registry+...` can't be installed because it doesn't have a
     # source distribution or wheel for the current platform"
     r"doesn'?t have a source distribution or wheel for the current platform|"
-    r"only has wheels for the following platforms",
+    r"only has wheels for the following platforms|"
+    # said: "onnxruntime-gpu publishes no aarch64 wheels", "no aarch64 wheel" beside the GPU package
+    r"onnxruntime[-_]gpu[^\n]{0,80}\bno (?:linux[- ])?(?:aarch64|arm64)(?: GPU)? wheels?|"
+    r"publishes no (?:linux[- ])?(?:aarch64|arm64) wheels?",
     re.I,
 )
 # a row of conda's PackagesNotFoundError list naming an onnxruntime package
@@ -982,6 +989,14 @@ AUTOUPDATE_FAILED = _compile(
 # a CUDA, cuBLAS or cuDNN call of ONNX Runtime's CUDA provider failed (any status; the rules name the known ones)
 CUDA_CALL_ERROR = _compile(
     r"cuda_call\.cc|CudaCall|(?:CUDA|CUBLAS|CUDNN(?:_FE)?|CUFFT|CURAND) failure \d|(?:CUDNN|CUBLAS) error executing",
+    re.I,
+)
+# the DirectML provider failed: its source path or name on a line with the HRESULT it raised (887A0004 feature level
+# not supported, 887A0005/887A0006 device removed/hung, 80070057 invalid parameter, 8007000E out of memory), or its
+# own words
+DML_FAILED = _compile(
+    r"(?:providers[\\/]dml[\\/]|DmlExecutionProvider|DmlFusedNode|dml_provider_factory)[^\n]{0,300}"
+    r"\b(?:887A000[1-7]|8007000E|80070057|80004005)\b|DirectML execution failed|D3D12CreateDevice[^\n]{0,80}fail",
     re.I,
 )
 # CUDA_FORCE_PTX_JIT set (not 0): the driver ignores compiled kernels and JIT-compiles PTX only
