@@ -236,7 +236,8 @@ child = (
     "except lock.Busy as exc:\n    print('busy:', exc)\n"
 )
 def other():
-    done = subprocess.run([sys.executable, "-c", child, prefix], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    argv = [sys.executable, "-c", child, prefix]
+    done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     return (done.stdout + done.stderr).strip()
 held = lock.acquire(prefix)
 text = open(os.path.join(prefix, lock.LOCK_NAME)).read()  # the holder's text stays readable
