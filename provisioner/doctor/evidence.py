@@ -427,6 +427,9 @@ class _Reader:
                 break
             self.add("dists", Seen(f"{name} {hit.group(2)}", line))
             hit = P.DIST_NEXT.match(raw, hit.end())
+        if "onnx runtime" in lower and (hit := P.APP_ORT_PACKAGE.search(raw)):
+            name = "onnxruntime-gpu" if hit.group(1).lower() == "gpu" else "onnxruntime"
+            self.add("dists", Seen(f"{name} {hit.group(2)}", line))
         ort = "onnxruntime" in lower  # most package patterns name it: the others are not tried on lines without it
         for hit in P.PIP_HAS.finditer(raw) if ort else ():
             groups = hit.groups()

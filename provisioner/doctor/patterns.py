@@ -677,6 +677,9 @@ PIP_HAS = _compile(
 _CPU_NAME = r"onnxruntime(?![-_.A-Za-z0-9])"
 _GPU_NAME = r"onnxruntime[-_]gpu"
 _PIN = r"(?:\s?(?:==|=|\s)v?\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)?"  # "onnxruntime==1.16.3", "onnxruntime 1.16.3"
+# an application's own report of the installed packages (audio-separator: "ONNX Runtime GPU package installed with
+# version: 1.18.0", "ONNX Runtime CPU package installed with version: 1.16.3")
+APP_ORT_PACKAGE = _compile(r"ONNX Runtime (GPU|CPU) package installed with version:?\s{0,3}(\d+\.\d+(?:\.\d+)?)", re.I)
 BOTH_PACKAGES = _compile(
     # "installed both onnxruntime and onnxruntime-gpu", "both onnxruntime and onnxruntime-gpu are installed" (not
     # "I tried both": one after the other)
