@@ -256,3 +256,30 @@ def test_the_apply_lock_holds_on_windows(tool: WindowsOrtprov) -> None:
     assert seen["text"].startswith("pid=") and seen["alive"] is True
     assert seen["while_held"].startswith("busy: another `ortprov apply` (pid "), seen
     assert seen["after"] == "acquired", seen
+
+
+def test_seed_003_the_cpu_package_is_swapped_for_the_gpu_one(
+    tool: WindowsOrtprov, index: IndexServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Seed 003's machine: the CPU onnxruntime installed (the real win_amd64 wheel): apply removes it and installs
+    the planned GPU package in one transaction, and the result is complete (every file its RECORD lists)."""
+    cpu = wheelhouse("cpu-ort", ["onnxruntime==1.31.1"])
+    venv = tmp_path_factory.mktemp("win-seed003") / "venv"
+    made = tool.windows.run(tool.windows.python, "-m", "venv", winpath(venv), timeout=600)
+    assert made.returncode == 0, made.stderr
+    python = venv / "Scripts" / "python.exe"
+    argv = ["-m", "pip", "install", "-q", "--no-index", "--find-links", winpath(cpu), "onnxruntime==1.31.1"]
+    installed = tool.windows.run(python, *argv, timeout=900)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    done = tool.ortprov("apply", "--venv", winpath(venv), *PLAN_FLAGS, "-y", "--index-url", index.url, timeout=1500)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    assert "uninstall onnxruntime" in done.stderr and "Traceback" not in done.stderr
+    listed = tool.python_code("import importlib.metadata as m; print(sorted(d.metadata['Name'].lower() "
+                              "for d in m.distributions()))", python=python)  # fmt: skip
+    names = eval(listed.stdout)  # noqa: S307
+    assert "onnxruntime-gpu" in names and "onnxruntime" not in names, names
+    check = tool.ortprov("verify", "--static", "--python", winpath(python), "--json")
+    report = json.loads(check.stdout)
+    assert [d["name"] for d in report["ort"]["dists"]] == ["onnxruntime-gpu"], report["ort"]["dists"]
+    missing = [e["soname"] for e in report["static"]["libraries"] if e["status"] != "ok"]
+    assert missing == ["nvcuda.dll"], missing
