@@ -3,7 +3,8 @@ children, the installers and the loader hook's byte-compilation.
 
 Every child leads its own process group (a timeout or a signal stops it with everything it started: a CUDA
 library's helper threads, pip's build subprocesses), gets the parent-death signal (it dies with ortprov, even a
-killed one), reads nothing from ortprov's stdin unless asked, and speaks UTF-8 (undecodable bytes replaced).
+killed one; on Windows a job object does that: provisioner/winjob.py), reads nothing from ortprov's stdin unless
+asked, and speaks UTF-8 (undecodable bytes replaced).
 The standalone programs answer with JSON messages (provisioner/standalone/protocol.py), read back here.
 """
 
@@ -89,7 +90,7 @@ def start(
 ) -> subprocess.Popen[str]:
     """Start `argv` as a child: its own process group, the parent-death signal, text in UTF-8. OSError when it
     cannot be started."""
-    return subprocess.Popen(
+    process = subprocess.Popen(
         argv,
         stdin=stdin,
         stdout=PIPE,
@@ -103,6 +104,11 @@ def start(
         start_new_session=os.name == "posix",
         preexec_fn=die_with_parent(),
     )
+    if os.name == "nt":  # no parent-death signal there: a job object ends the children with ortprov
+        from provisioner import winjob
+
+        winjob.join(process)
+    return process
 
 
 def run(argv: list[str], *, timeout: float, env: dict[str, str] | None = None) -> Ended:
