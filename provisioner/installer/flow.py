@@ -156,6 +156,8 @@ def opened(where: Where, settings: ApplySettings, listener: Listener) -> Iterato
     created here is removed again when nothing was carried out in it (no plan, an interrupt)."""
     created = False
     state: Opened | None = None
+    if where.create is not None and settings.dry_run:
+        targets.check_creatable(where)  # what the real run would refuse, refused here too (exit 2)
     if where.create is not None and not settings.dry_run:
         version = where.create
         where = targets.create(where)

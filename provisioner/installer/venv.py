@@ -133,6 +133,30 @@ def create(where: Where) -> Where:
     return replace(where, prefix=str(where.venv), create=None)
 
 
+def check_creatable(where: Where) -> None:
+    """A dry run's answer to what `create` would find: BadInput (the real run's one line) when no Python of the
+    version can be had (uv: none found and none in its download list; without uv: none on PATH). Creates nothing."""
+    assert where.venv is not None and where.create is not None
+    version, venv = where.create, where.venv
+    if where.uv:
+        uv = list(where.uv)
+        found = childproc.run([*uv, "python", "find", version], timeout=VENV_TIMEOUT_S)
+        if found.returncode == 0:
+            return
+        downloads = childproc.run([*uv, "python", "list", version, "--only-downloads"], timeout=VENV_TIMEOUT_S)
+        if downloads.returncode != 0 or downloads.stdout.strip():
+            return  # a download exists, or uv cannot say: the real run decides
+        raise BadInput(
+            f"no Python {version} to create the venv {venv} with: uv found none and can fetch none",
+            hint="pass --python X.Y for an interpreter this machine has (with uv, any version uv can find)",
+        )
+    if _find_interpreter(version) is None:
+        raise BadInput(
+            f"no Python {version} interpreter found to create {venv}",
+            hint=f"install python{version}, or install uv (`pip install uv`) which can provide one",
+        )
+
+
 def read(
     where: Where, *, python_version: str | None = None, system: bool = False, conda: bool = False
 ) -> tuple[Target, Distributions, PackagesReport]:

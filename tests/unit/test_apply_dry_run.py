@@ -103,3 +103,15 @@ def test_a_python_this_machine_cannot_have_is_bad_input_and_leaves_no_venv(tmp_p
         _error(proc) == f"error: no Python {version} to create the venv {venv} with: uv found none and can fetch none"
     )
     assert not venv.exists()
+
+
+@pytest.mark.parametrize("version", ["3.99", "3.11.99"])
+def test_a_dry_run_refuses_that_python_as_the_real_run_does(tmp_path: Path, version: str) -> None:
+    """Issue 37: the dry run gave exit 3 (no wheel for Python 3.99) where the real run gives exit 2: both say it now."""
+    venv = tmp_path / "new"
+    proc = run_ortprov("apply", "--venv", str(venv), "--python", version, *GPU_HOST, "--dry-run")
+    assert proc.returncode == 2, proc.stderr
+    assert (
+        _error(proc) == f"error: no Python {version} to create the venv {venv} with: uv found none and can fetch none"
+    )
+    assert not venv.exists()
