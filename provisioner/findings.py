@@ -37,6 +37,7 @@ CODES = (
     "tensorrt-major-mismatch",
     "unsupported-gpu-arch",
     "gpu-provider-failed",
+    "known-broken-release",
     "gpu-out-of-memory",
     "cuda-context-conflict",
     "tensorrt-engine-cache-stale",

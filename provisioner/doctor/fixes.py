@@ -136,6 +136,9 @@ FIXES: dict[str, FixText] = {
         f"{_plugin_apply(f, s)}  (it removes onnxruntime-gpu and reinstalls the CPU onnxruntime core the EP "
         f"registers into; by hand: {f.pip} uninstall -y onnxruntime-gpu onnxruntime && {f.pip} install onnxruntime)"
     ),
+    "known-broken-release": lambda f, lib, s: (
+        f"{f.apply} --ort '>={s}'  (a release with the fix; by hand: {f.pip} install 'onnxruntime-gpu>={s}')"
+    ),
     "plugin-core-too-old": lambda f, lib, s: (
         f"{_plugin_apply(f, s)}  (it installs the newest CPU core the EP works with; by hand: "
         f"{f.pip} install -U onnxruntime)"

@@ -189,6 +189,9 @@ def _from_facts(facts: HostFacts, report: VerifyReport | None, fixes: Fixes, mat
             )
         )
     found += _incomplete_findings(facts, fixes)
+    from provisioner.doctor.known import known_issue_findings
+
+    found += known_issue_findings(facts, fixes)
     gpu = gpu_dists[0] if gpu_dists else None
     if gpu is not None and gpu.cuda_version and driver.present and driver.cuda_version:
         found += driver_vs_build(gpu, driver.cuda_version, driver.version, fixes)

@@ -180,6 +180,7 @@ RULES: tuple[Rule, ...] = (
         L.unsupported_gpu_arch,
     ),
     Rule("gpu-provider-failed", "the CUDA provider failed and nothing more specific was found", L.gpu_provider_failed),
+    Rule("known-broken-release", "the installed release and the host in matrices/known-issues.yaml", None),
     Rule(
         "gpu-out-of-memory",
         "out of memory: CUDA error 2, BFC arena, cuBLAS/cuDNN allocation failures",

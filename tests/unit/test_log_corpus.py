@@ -46,6 +46,7 @@ NO_REAL_LOGS = {
     "plugin-beside-gpu-core",
     "plugin-core-too-old",
     "cuda-library-twice",  # the verify child's mapped libraries
+    "known-broken-release",  # the installed release against matrices/known-issues.yaml
     "plugin-library-missing",
     "plugin-register-failed",
     "plugin-no-device",
