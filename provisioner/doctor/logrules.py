@@ -1147,3 +1147,29 @@ def nodes_on_cpu(c: Case) -> list[Finding]:
         return []
     title = "some nodes run on the CPU although a GPU provider was requested"
     return [c.finding("nodes-on-cpu", title, lines, severity="warning" if _slower(c) else "info")]
+
+
+def plugin_library_missing(c: Case) -> list[Finding]:
+    """A library a plugin EP's provider links, not found when it was registered (`Failed to load library
+    .../libonnxruntime_providers_nv_tensorrt_rtx.so with error: libcudart.so.13: cannot open shared object file`):
+    the plugin libraries' names come from the matrix's EP rows."""
+    stems = _plugin_library_stems(c)
+    found = []
+    for error in c.ev.load_errors:
+        where = f"{error.needed_by or ''} {error.line}"
+        if any(stem in where for stem in stems):
+            title = (
+                f"the plugin EP's provider cannot load: {error.filename} is not found by the loader (the EP links it "
+                "and has no RUNPATH; its wheel may bundle it under another file name)"
+            )
+            found.append(c.finding("plugin-library-missing", title, (error.line,)))
+    return found
+
+
+def _plugin_library_stems(c: Case) -> tuple[str, ...]:
+    """onnxruntime_providers_nv_tensorrt_rtx ... : each plugin EP library's name without lib and extension."""
+    from provisioner.matrix.load import load_matrix
+
+    matrix = c.matrix or load_matrix()
+    names = {v.library for e in matrix.ep_releases for v in e.variants if v.library}
+    return tuple(sorted({n.removeprefix("lib").split(".")[0] for n in names}))

@@ -144,8 +144,9 @@ RULES: tuple[Rule, ...] = (
     Rule("loader-hook-failed", "ortprov's loader hook status in the verify report", None),
     Rule(
         "plugin-library-missing",
-        "a library the plugin EP's provider links resolved by nothing (the verify report's closure)",
-        None,
+        "a library the plugin EP's provider links resolved by nothing (the verify report's closure; in a log: the "
+        "load error of the EP's library, its name from the matrix's EP rows)",
+        L.plugin_library_missing,
     ),
     Rule("plugin-register-failed", "register_execution_provider_library raised (the verify report)", None),
     Rule("plugin-no-device", "the plugin EP registered but get_ep_devices() has none for it (the verify report)", None),
@@ -231,7 +232,17 @@ def decide_log(
     symptoms only where no cause is found."""
     case = Case(ev, fixes, matrix)
     found = [f for rule in RULES if rule.on_log is not None for f in rule.on_log(case)] + list(more or ())
-    return rank(drop_generic(merge_findings(found)), case)
+    return rank(drop_generic(merge_findings(_plugin_lines_are_the_plugins(found))), case)
+
+
+def _plugin_lines_are_the_plugins(found: list[Finding]) -> list[Finding]:
+    """A plugin EP's load error is the plugin's (plugin-library-missing), not onnxruntime-gpu's CUDA library missing
+    nor TensorRT missing (the TensorRT-RTX EP's library name holds "tensorrt")."""
+    lines = {line for f in found if f.code == "plugin-library-missing" for line in f.evidence}
+    if not lines:
+        return found
+    replaced = ("cuda-library-missing", "cudnn-missing", "tensorrt-missing", "library-not-on-path")
+    return [f for f in found if not (f.code in replaced and set(f.evidence) & lines)]
 
 
 # (cause, consequence): where both are found, the cause comes first whatever the codes' order

@@ -82,3 +82,20 @@ def test_one_library_loaded_twice_from_two_places_is_said(tmp_path: Path) -> Non
     assert {Path(line.split(" (")[0]) for line in finding.evidence} == {first, second}
     one = tuple(lib for lib in loaded if lib.path != str(second))
     assert library_twice(VerifyReport(True, "passed", "session", "cuda", "python", loaded_libraries=one), FIXES) == []
+
+
+def test_a_plugin_eps_load_error_in_a_log_is_the_plugins() -> None:
+    """The line the H100 printed (docs/gpu/h100-plugin-ep.txt, the CUDA toolkit hidden): the plugin's library could
+    not be loaded, not onnxruntime-gpu's CUDA library missing, nor TensorRT ("tensorrt" is in the EP's name)."""
+    from provisioner.doctor.rules import analyze_log
+
+    line = (
+        "Fail: [ONNXRuntimeError] : 1 : FAIL : Failed to load library /root/epsite/onnxruntime_ep_nv_tensorrt_rtx/"
+        "libonnxruntime_providers_nv_tensorrt_rtx.so with error: libcudart.so.13: cannot open shared object file: "
+        "No such file or directory"
+    )
+    findings = analyze_log(line)
+    assert [f.code for f in findings] == ["plugin-library-missing"]
+    assert "libcudart.so.13" in findings[0].title and "--provider tensorrt-rtx" in findings[0].fix
+    cuda = analyze_log(line.replace("onnxruntime_ep_nv_tensorrt_rtx/libonnxruntime_providers_nv_tensorrt_rtx", "x"))
+    assert cuda[0].code == "cuda-library-missing"  # the same error from another library stays what it was
