@@ -1166,10 +1166,12 @@ def plugin_library_missing(c: Case) -> list[Finding]:
     return found
 
 
-def _plugin_library_stems(c: Case) -> tuple[str, ...]:
-    """onnxruntime_providers_nv_tensorrt_rtx ... : each plugin EP library's name without lib and extension."""
-    from provisioner.matrix.load import load_matrix
+# a plugin EP package's folder in a path (onnxruntime_ep_nv_tensorrt_rtx/), the name the loader hook watches
+PLUGIN_FOLDER = "/onnxruntime_ep_"
 
-    matrix = c.matrix or load_matrix()
-    names = {v.library for e in matrix.ep_releases for v in e.variants if v.library}
-    return tuple(sorted({n.removeprefix("lib").split(".")[0] for n in names}))
+
+def _plugin_library_stems(c: Case) -> tuple[str, ...]:
+    """onnxruntime_providers_nv_tensorrt_rtx ... : each plugin EP library's name without lib and extension (the
+    matrix's EP rows, when the case has the matrix), and the EP packages' folder name in any path."""
+    names = {v.library for e in c.matrix.ep_releases for v in e.variants if v.library} if c.matrix else set()
+    return (*sorted({n.removeprefix("lib").split(".")[0] for n in names}), PLUGIN_FOLDER, "\\onnxruntime_ep_")
