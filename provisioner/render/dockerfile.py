@@ -89,6 +89,7 @@ def render_dockerfile(plan: Plan, matrix: Matrix, *, base: str = "slim", base_im
             raise DataError(f"matrix library {soname!r} is not a soname")
     check_argv = [VENV_PYTHON, CHECK_SCRIPT_PATH, *sonames] + (["--tensorrt"] if plan.tensorrt_version else [])
     plugin = ["--plugin", plan.plugin.module] if plan.plugin else []
+    none_listed = f"(none: the plugin EP's {plan.plugin.library} names them)" if plan.plugin else "(none listed)"
     return template("Dockerfile.tmpl").substitute(
         header="\n".join(header_lines(plan)),
         base_choice=_wrap_comment(choice),
@@ -105,13 +106,7 @@ def render_dockerfile(plan: Plan, matrix: Matrix, *, base: str = "slim", base_im
             if base == "slim"
             else ""
         ),
-        checked_sonames=_wrap_comment(
-            ", ".join(sonames) or f"(none: the plugin EP's {plan.plugin.library} names them)"
-            if plan.plugin
-            else ", ".join(sonames) or "(none listed)",
-            width=70,
-            prefix="#     ",
-        ),
+        checked_sonames=_wrap_comment(", ".join(sonames) or none_listed, width=70, prefix="#     "),
         check_layer=_check_layer(shlex.join(check_argv + plugin), loader=base == "slim", plugin=plugin),
     )
 

@@ -129,15 +129,7 @@ def prepare_linux(paths: "list[str]") -> None:
         if name not in wanted:
             wanted.append(name)
     mapped = mapped_sonames()
-    order = load_order(wanted, index, mapped, lambda path: elf.read_dynamic_file(path).needed)
-    import ctypes
-
-    for soname, path in order:
-        try:
-            ctypes.CDLL(path, mode=getattr(os, "RTLD_GLOBAL", 0x100))
-            STATUS["loaded"].append(path)
-        except OSError as exc:
-            STATUS["errors"].append(f"{soname}: {exc}")
+    load_globally(load_order(wanted, index, mapped, lambda path: elf.read_dynamic_file(path).needed), STATUS)
     STATUS["already_loaded"] = sorted(name for name in wanted if name in mapped)
     STATUS["not_in_wheels"] = sorted(
         name for name in wanted if name not in index and name not in mapped and not libnames.is_driver_library(name)
@@ -262,6 +254,19 @@ def mapped_sonames() -> "set[str]":
     return names
 
 
+def load_globally(order: "list[tuple[str, str]]", status: "dict[str, Any]") -> None:
+    """Load each (soname, path) with RTLD_GLOBAL, in order; the paths loaded and the errors go into `status`."""
+    import ctypes
+    import os
+
+    for soname, path in order:
+        try:
+            ctypes.CDLL(path, mode=getattr(os, "RTLD_GLOBAL", 0x100))
+            status["loaded"].append(path)
+        except OSError as exc:
+            status["errors"].append(f"{soname}: {exc}")
+
+
 def load_order(
     wanted: "list[str]", index: "dict[str, str]", mapped: "set[str]", needed_of: "Callable[[str], list[str]]"
 ) -> "list[tuple[str, str]]":
@@ -324,17 +329,8 @@ def prepare_plugin(module: str, paths: "list[str]") -> None:
             if soname in needed and soname != name:
                 bundled.setdefault(soname, path)
         mapped = mapped_sonames()
-        order = load_order(
-            [n for n in needed if n in bundled], bundled, mapped, lambda p: elf.read_dynamic_file(p).needed
-        )
-        import ctypes
-
-        for soname, path in order:
-            try:
-                ctypes.CDLL(path, mode=getattr(os, "RTLD_GLOBAL", 0x100))
-                status["loaded"].append(path)
-            except OSError as exc:
-                status["errors"].append(f"{soname}: {exc}")
+        wanted = [n for n in needed if n in bundled]
+        load_globally(load_order(wanted, bundled, mapped, lambda p: elf.read_dynamic_file(p).needed), status)
         status["already_loaded"] = sorted(n for n in bundled if n in mapped)
     except BaseException as exc:  # noqa: BLE001 - a hook must not break the program importing the EP
         status["error"] = f"{type(exc).__name__}: {exc}"
