@@ -20,11 +20,12 @@ import time
 from typing import Any
 
 if __package__:  # a package member: provisioner.standalone (ortprov's tests)
-    from . import elf, libnames, protocol, verify_session, verify_static
+    from . import elf, libnames, protocol, verify_libraries, verify_session, verify_static
 else:  # run as a script: its folder is sys.path[0]
     import elf  # type: ignore[no-redef]
     import libnames  # type: ignore[no-redef]
     import protocol  # type: ignore[no-redef]
+    import verify_libraries  # type: ignore[no-redef]
     import verify_session  # type: ignore[no-redef]
     import verify_static  # type: ignore[no-redef]
 
@@ -116,7 +117,8 @@ def _bundled_as(folder: str, soname: str) -> str | None:
 def _mapped_sonames() -> dict[str, str]:
     """soname -> path of the shared objects this process has mapped (Linux)."""
     found: dict[str, str] = {}
-    for library in _mapped_paths():
+    mapped = verify_libraries.loaded_libraries(every=True)
+    for library in (lib["path"] for lib in mapped if ".so" in lib["filename"]):
         try:
             soname = elf.read_dynamic_file(library).soname
         except (OSError, ValueError):
@@ -124,19 +126,6 @@ def _mapped_sonames() -> dict[str, str]:
         found.setdefault(soname or os.path.basename(library), library)
         found.setdefault(os.path.basename(library), library)
     return found
-
-
-def _mapped_paths() -> list[str]:
-    paths = []
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                parts = line.split(None, 5)
-                if len(parts) == 6 and ".so" in parts[5] and parts[5].strip() not in paths:
-                    paths.append(parts[5].strip())
-    except OSError:
-        pass
-    return paths
 
 
 def _session(ort: Any, args: Any, record: dict[str, Any], result: dict[str, Any]) -> None:
